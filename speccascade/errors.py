@@ -1,0 +1,21 @@
+"""Errors a user can act on. All are ValueErrors so callers can catch bad input in one place."""
+
+
+class SpecCascadeError(ValueError):
+    """Base class: the message names the problem and what to do about it."""
+
+
+class SettingsError(SpecCascadeError):
+    """A decoding setting is unknown or out of range."""
+
+
+class PromptError(SpecCascadeError):
+    """The prompt cannot be used (empty, too long, ids out of the vocabulary)."""
+
+
+class ModelLoadError(SpecCascadeError):
+    """A model or tokenizer could not be loaded."""
+
+
+class TokenizerMismatchError(SpecCascadeError):
+    """The drafter and verifier do not share a tokenizer, so their distributions cannot mix."""

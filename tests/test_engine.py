@@ -1,0 +1,440 @@
+"""The decoding loops against METHOD.md's oracles, on tiny models built in fixtures."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+
+import pytest
+import torch
+from tiny import char_tokenizer, save_pair
+from transformers import DynamicCache
+
+from speccascade import (
+    METHODS,
+    RULES,
+    SPEC_CASCADE_RULES,
+    ModelLoadError,
+    PromptError,
+    RoundEvent,
+    SettingsError,
+    TokenizerMismatchError,
+    Trace,
+    generate,
+    load_pair,
+    stream,
+)
+from speccascade.engine import _LM
+from speccascade.rules import build_target
+
+PROMPTS = ["hello world", "the quick brown fox?", "a"]
+N_NEW = 24
+
+
+def hf_greedy(model, ids: list[int], n: int) -> list[int]:
+    """The model's own greedy output, EOS not stopping it (our runs clear eos_ids to match)."""
+    out = model.generate(
+        torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        do_sample=False,
+        max_new_tokens=n,
+        eos_token_id=None,
+    )
+    return out[0, len(ids) :].tolist()
+
+
+def no_eos(pair):
+    return dataclasses.replace(pair, eos_ids=frozenset())
+
+
+@pytest.mark.parametrize("gamma", [1, 3, 5])
+def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma):
+    """Fact 1 (greedy): SD and every rule at its defer-everywhere alpha reproduce the
+    verifier's own greedy tokens, token for token."""
+    p = no_eos(pair)
+    for prompt in PROMPTS:
+        ids = p.encode(prompt)
+        ref = hf_greedy(p.verifier, ids, N_NEW)
+        runs = {"speculative": dict(method="speculative")}
+        runs |= {r: dict(method="spec_cascade", rule=r, alpha=RULES[r].alpha_sd)
+                 for r in SPEC_CASCADE_RULES}  # fmt: skip
+        runs["bild"] = dict(method="bild", alpha=0.0)
+        runs["lossy_speculative"] = dict(method="lossy_speculative", alpha=0.0)
+        runs["verifier"] = dict(method="verifier")
+        for name, kw in runs.items():
+            tr = generate(p, ids, gamma=gamma, temperature=0, max_new_tokens=N_NEW, **kw)
+            assert tr.new_token_ids == ref, (name, prompt)
+
+
+@pytest.mark.parametrize("gamma", [1, 4])
+def test_greedy_drafter_end_equals_drafter(pair, gamma):
+    """Fact 2 (greedy): at the drafter-only alpha every draft is kept; the output is the
+    drafter's own greedy output."""
+    p = no_eos(pair)
+    for prompt in PROMPTS[:2]:
+        ids = p.encode(prompt)
+        ref = hf_greedy(p.drafter, ids, N_NEW)
+        for r in [*SPEC_CASCADE_RULES, "bild", "lossy"]:
+            method = {"bild": "bild", "lossy": "lossy_speculative"}.get(r, "spec_cascade")
+            tr = generate(p, ids, method=method, rule=r if method == "spec_cascade" else None,
+                          alpha=RULES[r].alpha_drafter, gamma=gamma, temperature=0,
+                          max_new_tokens=N_NEW)  # fmt: skip
+            assert tr.new_token_ids == ref, r
+            assert tr.summary.acceptance_rate == 1.0
+        assert generate(p, ids, method="drafter", temperature=0,
+                        max_new_tokens=N_NEW).new_token_ids == ref  # fmt: skip
+
+
+def test_drafter_end_accepts_every_sampled_draft(llama_pair):
+    """Fact 2 (sampling): pi = q, so every draft survives whatever the seed."""
+    for seed in range(5):
+        tr = generate(no_eos(llama_pair), "hi", method="spec_cascade", rule="token_v3", alpha=1.0,
+                      gamma=3, temperature=1.0, max_new_tokens=12, seed=seed)  # fmt: skip
+        assert tr.summary.acceptance_rate == 1.0
+        assert {t.source for t in tr.tokens} <= {"accepted", "bonus"}
+
+
+def test_greedy_rule_decisions_follow_fact_6(llama_pair):
+    """Per token of a greedy TokenV3 run: kept iff p(argmax q) >= (1 - alpha) max p; else the
+    verifier's argmax. With r = 1 (SD): kept iff argmax q = argmax p."""
+    alpha = 0.5
+    p = no_eos(llama_pair)
+    full = p.vocab_size  # record whole laws, so p(argmax q) is always at hand
+    sources = Counter()
+    for prompt in PROMPTS:
+        tr = generate(p, prompt, method="spec_cascade", rule="token_v3", alpha=alpha, gamma=2,
+                      temperature=0, max_new_tokens=40, record_top_k=full)  # fmt: skip
+        for t in tr.tokens:
+            sources[t.source] += 1
+            argmax_q, argmax_p = t.top_q[0][0], t.top_p[0][0]
+            if t.source == "accepted":
+                assert t.token_id == argmax_q and t.draft_p >= (1 - alpha) * t.max_p
+                assert t.defer is False and t.accept_prob == 1.0
+            elif t.source == "resampled":
+                assert t.draft_id == argmax_q and t.draft_p < (1 - alpha) * t.max_p
+                assert t.token_id == argmax_p and t.accept_prob == 0.0
+            else:
+                assert t.source == "bonus"
+                kept = dict(t.top_p)[argmax_q] >= (1 - alpha) * t.max_p
+                assert t.token_id == (argmax_q if kept else argmax_p)
+        sd = generate(p, prompt, method="speculative", gamma=4, temperature=0, max_new_tokens=40)
+        for t in sd.tokens:
+            if t.source in ("accepted", "resampled"):
+                agree = t.draft_id == t.top_p[0][0]
+                assert (t.source == "accepted") == agree
+                assert t.token_id == t.top_p[0][0]
+    assert sources["accepted"] and sources["resampled"] and sources["bonus"]
+
+
+def chi_square_pvalue(observed: Counter, expected: dict, n: int) -> tuple[float, float, int]:
+    """Pearson's statistic with cells of expected count < 5 pooled; returns (stat, p, dof)."""
+    cells, pooled_obs, pooled_exp = [], 0.0, 0.0
+    for key, prob in expected.items():
+        e = prob * n
+        if e < 5:
+            pooled_obs += observed.get(key, 0)
+            pooled_exp += e
+        else:
+            cells.append((observed.get(key, 0), e))
+    if pooled_exp > 0:
+        cells.append((pooled_obs, pooled_exp))
+    unexpected = sum(c for k, c in observed.items() if k not in expected)
+    assert unexpected == 0, "emitted a token the target gives zero probability"
+    stat = sum((o - e) ** 2 / e for o, e in cells)
+    dof = len(cells) - 1
+    pvalue = torch.special.gammaincc(torch.tensor(dof / 2.0), torch.tensor(stat / 2.0)).item()
+    return stat, pvalue, dof
+
+
+LAW_CASES = [
+    ("speculative", None, None, 1.0, 1.0),
+    ("spec_cascade", "token_v3", 0.3, 1.0, 1.0),
+    ("spec_cascade", "chow", 0.4, 0.8, 0.9),
+    ("spec_cascade", "opt", 0.0, 1.0, 1.0),
+    ("lossy_speculative", None, 0.5, 1.0, 1.0),
+]
+
+
+@pytest.mark.parametrize("method,rule,alpha,temperature,top_p", LAW_CASES)
+def test_emitted_law_is_the_target(small_vocab_pair, method, rule, alpha, temperature, top_p,
+                                   capsys):  # fmt: skip
+    """Fact 3 on the real engine: over 3000 seeded runs the joint law of the first two tokens
+    (gamma = 1: a bonus path and a draft-and-verify path) matches pi_1(x1) pi_2(x2 | x1) built
+    from the models' own distributions (chi-square, pooled cells, p > 1e-3)."""
+    pair = small_vocab_pair
+    prompt = [1, 3, 4]
+    vocab = pair.vocab_size
+    kw = dict(method=method, rule=rule, alpha=alpha, temperature=temperature, top_p=top_p)
+    run = next(iter(stream(pair, prompt, max_new_tokens=1, **kw)))  # any run: its settings
+    assert isinstance(run, RoundEvent)
+    from speccascade.engine import Settings
+    from speccascade.sampling import Sampler, unit_probs
+
+    s = Settings(gamma=1, max_new_tokens=2, **kw).validated()
+    sampler = Sampler(temperature, 0, top_p, torch.Generator())
+
+    def pi(ids: list[int]) -> torch.Tensor:
+        with torch.no_grad():
+            ql = pair.drafter(torch.tensor([ids])).logits[0, -1:, :vocab].float()
+            pl = pair.verifier(torch.tensor([ids])).logits[0, -1:, :vocab].float()
+        q, p = sampler.probs(ql), sampler.probs(pl)
+        return build_target(s.target_rule, s.alpha, q, p, unit_probs(ql), unit_probs(pl)).law[0]
+
+    first = pi(prompt)
+    expected = {}
+    for x1 in range(vocab):
+        if first[x1] > 0:
+            second = pi(prompt + [x1])
+            for x2 in range(vocab):
+                if second[x2] > 0:
+                    expected[(x1, x2)] = (first[x1] * second[x2]).item()
+    n = 3000
+    observed = Counter()
+    for seed in range(n):
+        tr = generate(pair, prompt, gamma=1, max_new_tokens=2, seed=seed, record_top_k=0, **kw)
+        observed[tuple(tr.new_token_ids)] += 1
+    stat, pvalue, dof = chi_square_pvalue(observed, expected, n)
+    with capsys.disabled():
+        print(f"\n  law {method}/{rule} alpha={alpha} T={temperature}: chi2={stat:.1f} "
+              f"dof={dof} p={pvalue:.3f}")  # fmt: skip
+    assert pvalue > 1e-3
+
+
+def test_cache_rollback_equals_fresh_forward(llama_pair):
+    """Prefill, verify 6 tokens in one forward, crop 4, continue: logits equal a full recompute."""
+    model = llama_pair.verifier
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, llama_pair.vocab_size, (20,), generator=g)
+    with torch.inference_mode():
+        lm = _LM(model, llama_pair.vocab_size, torch.device("cpu"), "verifier")
+        lm.forward(ids[:10])
+        lm.forward(ids[10:16], keep=6)
+        lm.crop(4)
+        assert lm.cache.get_seq_length() == 12
+        after = lm.forward(ids[12:15], keep=3)
+        fresh = model(ids[:15].view(1, -1), cache=DynamicCache(config=model.config),
+                      use_cache=True).logits[0, -3:, : llama_pair.vocab_size]  # fmt: skip
+    torch.testing.assert_close(after, fresh, atol=1e-5, rtol=1e-5)
+
+
+def test_prompt_is_encoded_once_and_calls_are_counted(pair):
+    """Speculative: one verifier call per round; the drafter's calls = drafted tokens (plus
+    one per fully kept window for rule targets, which need q at the bonus position)."""
+    p = no_eos(pair)
+    for method, rule in [("speculative", None), ("spec_cascade", "token_v3")]:
+        tr = generate(p, "hello", method=method, rule=rule, gamma=3, temperature=1.0,
+                      max_new_tokens=30, seed=1)  # fmt: skip
+        s = tr.summary
+        assert s.verifier_calls == len(tr.rounds)
+        bonus_forwards = sum(1 for t in tr.tokens if t.source == "bonus") if rule else 0
+        assert s.drafter_calls == s.drafted + bonus_forwards
+        assert s.new_tokens == 30 == len(tr.tokens) == len(tr.new_token_ids)
+        assert sum(r.emitted for r in tr.rounds) == 30
+        assert s.accepted == sum(1 for t in tr.tokens if t.source == "accepted")
+
+
+def test_verifier_calls_per_token(capsys, tiny_dirs):
+    """Reported in the closing note: speculative needs fewer verifier calls per token."""
+    for arch in ("llama", "gpt2"):
+        p = no_eos(load_pair(*tiny_dirs[arch]))
+        rows = {}
+        for method in ("verifier", "speculative"):
+            calls = tokens = 0
+            for seed in range(5):
+                s = generate(p, "hello world", method=method, gamma=4, temperature=1.0,
+                             max_new_tokens=48, seed=seed).summary  # fmt: skip
+                calls += s.verifier_calls
+                tokens += s.new_tokens
+            rows[method] = calls / tokens
+        with capsys.disabled():
+            print(f"\n  {arch}: verifier calls/token verifier={rows['verifier']:.3f} "
+                  f"speculative={rows['speculative']:.3f}")  # fmt: skip
+        assert rows["verifier"] == 1.0 and rows["speculative"] < 1.0
+
+
+def test_every_method_runs_and_traces(pair):
+    p = no_eos(pair)
+    for method in METHODS:
+        tr = generate(p, "hello", method=method, gamma=3, max_new_tokens=10, seed=0)
+        assert len(tr.new_token_ids) == 10 and tr.summary.method == method
+        assert tr.summary.wall_s > 0 and tr.summary.tokens_per_s > 0
+        assert tr.text == p.decode(tr.new_token_ids)
+        assert "".join(t.text for t in tr.tokens) == p.decode(tr.new_token_ids, False)
+        frame = tr.to_frame()
+        assert len(frame) == 10 and {"source", "q", "p", "defer", "top_q"} <= set(frame.columns)
+        back = Trace.from_json(tr.to_json())
+        assert back.to_json() == tr.to_json() and json.loads(tr.to_json())["tokens"]
+        for t in tr.tokens:
+            if method == "verifier":
+                assert t.source == "verifier" and t.q is None and t.p is not None
+            if method == "drafter":
+                assert t.source == "drafter" and t.p is None and t.q is not None
+            if method in ("speculative", "spec_cascade", "bild", "lossy_speculative"):
+                assert t.source in ("accepted", "resampled", "bonus") and t.p is not None
+                assert len(t.top_q) == (10 if t.source != "bonus" or t.q is not None else 0)
+
+
+def test_token_cascade_defers_only_when_drafter_is_unsure(llama_pair):
+    p = no_eos(llama_pair)
+    solo = generate(p, "hello", method="drafter", temperature=0, max_new_tokens=30)
+    alpha = 1 - sorted(t.max_q for t in solo.tokens)[15]  # the drafter's median confidence
+    tr = generate(p, "hello", method="token_cascade", alpha=alpha, temperature=0,
+                  max_new_tokens=30)  # fmt: skip
+    deferred = [t for t in tr.tokens if t.source == "verifier"]
+    assert deferred and len(deferred) < len(tr.tokens)
+    for t in tr.tokens:
+        assert t.defer == (t.max_q < 1 - alpha)
+        assert (t.source == "verifier") == t.defer
+    assert tr.summary.verifier_calls == len(deferred)
+    # alpha = 0 defers everywhere: token for token the verifier's greedy output
+    ids = p.encode("hello")
+    full = generate(p, ids, method="token_cascade", alpha=0.0, temperature=0, max_new_tokens=20)
+    assert full.new_token_ids == hf_greedy(p.verifier, ids, 20)
+
+
+def test_seq_cascade_keeps_or_rewrites(llama_pair):
+    p = no_eos(llama_pair)
+    ids = p.encode("hello")
+    keep = generate(p, ids, method="seq_cascade", alpha=1.0, temperature=0, max_new_tokens=15)
+    assert keep.extra["deferred"] is False
+    assert keep.new_token_ids == hf_greedy(p.drafter, ids, 15)
+    redo = generate(p, ids, method="seq_cascade", alpha=0.0, temperature=0, max_new_tokens=15)
+    assert redo.extra["deferred"] is True
+    assert redo.new_token_ids == hf_greedy(p.verifier, ids, 15)
+    assert redo.extra["draft_token_ids"] == keep.new_token_ids
+    assert redo.summary.drafter_calls == 15 and redo.summary.verifier_calls == 15
+
+
+def test_stream_yields_rounds_then_trace(llama_pair):
+    events = list(stream(no_eos(llama_pair), "hello", method="spec_cascade", gamma=3,
+                         max_new_tokens=20, seed=2))  # fmt: skip
+    *rounds, trace = events
+    assert isinstance(trace, Trace) and all(isinstance(e, RoundEvent) for e in rounds)
+    assert [t for e in rounds for t in e.tokens] == trace.tokens
+    assert rounds[-1].text == trace.text and rounds[-1].new_token_ids == trace.new_token_ids
+
+
+def test_seed_reproducible(llama_pair):
+    a = generate(llama_pair, "hello", seed=5, max_new_tokens=20)
+    b = generate(llama_pair, "hello", seed=5, max_new_tokens=20)
+    c = generate(llama_pair, "hello", seed=6, max_new_tokens=20)
+    assert a.new_token_ids == b.new_token_ids and a.new_token_ids != c.new_token_ids
+
+
+def test_stops_at_eos_stop_string_and_cancel(llama_pair):
+    p = no_eos(llama_pair)
+    ref = generate(p, "hello", method="speculative", temperature=0, max_new_tokens=30)
+    eos = ref.new_token_ids[7]
+    first = ref.new_token_ids.index(eos)
+    with_eos = dataclasses.replace(p, eos_ids=frozenset({eos}))
+    tr = generate(with_eos, "hello", method="speculative", temperature=0, max_new_tokens=30)
+    assert tr.new_token_ids == ref.new_token_ids[: first + 1]
+    assert tr.summary.stop_reason == "eos"
+    stop = ref.text[10:13]
+    tr = generate(p, "hello", method="speculative", temperature=0, max_new_tokens=30, stop=[stop])
+    assert stop in tr.text and stop not in p.decode(tr.new_token_ids[:-1])
+    assert tr.summary.stop_reason == "stop_string"
+    assert ref.new_token_ids[: len(tr.new_token_ids)] == tr.new_token_ids
+    rounds = []
+    tr = generate(p, "hello", method="speculative", gamma=2, max_new_tokens=30,
+                  should_stop=lambda: len(rounds.append(1) or rounds) >= 3)  # fmt: skip
+    assert tr.summary.stop_reason == "cancelled" and len(tr.rounds) == 3
+
+
+def test_padded_vocabulary_is_sliced(tmp_path):
+    """Qwen-style: the models have more output rows than the tokenizer has tokens."""
+    tok = char_tokenizer()
+    pair = load_pair(*save_pair(tmp_path, "llama", tok, pad_vocab=13))
+    assert pair.drafter.get_output_embeddings().weight.shape[0] == len(tok) + 13
+    assert pair.vocab_size == len(tok)
+    p = no_eos(pair)
+    tr = generate(p, "hello", method="spec_cascade", temperature=1.0, max_new_tokens=40, seed=0)
+    assert max(tr.new_token_ids) < len(tok)
+    ref = generate(p, "hello", method="verifier", temperature=0, max_new_tokens=20)
+    sd = generate(p, "hello", method="speculative", temperature=0, max_new_tokens=20)
+    assert sd.new_token_ids == ref.new_token_ids
+
+
+def test_mixed_architectures_share_a_tokenizer(tiny_dirs):
+    pair = no_eos(load_pair(tiny_dirs["llama"][0], tiny_dirs["gpt2"][1]))
+    ids = pair.encode("hello")
+    tr = generate(pair, ids, method="speculative", temperature=0, gamma=3, max_new_tokens=20)
+    assert tr.new_token_ids == hf_greedy(pair.verifier, ids, 20)
+
+
+def test_bfloat16_models_float32_probabilities(tiny_dirs):
+    pair = load_pair(*tiny_dirs["llama"], dtype="bfloat16")
+    assert pair.verifier.dtype == torch.bfloat16
+    tr = generate(pair, "hello", method="spec_cascade", max_new_tokens=12, seed=0)
+    assert all(isinstance(t.p, float) for t in tr.tokens)
+    assert all(abs(sum(x for _, x in t.top_p) - 1) < 1.0 for t in tr.tokens)
+
+
+def test_auto_dtype_is_float32_on_cpu(llama_pair):
+    assert llama_pair.dtype == torch.float32 and llama_pair.device.type == "cpu"
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+def test_tokenizer_mismatch_names_both_models(tmp_path, tiny_dirs):
+    other = save_pair(tmp_path, "llama", char_tokenizer("zyxwvutsrqponmlkjihgfedcba .?!,"))
+    with pytest.raises(TokenizerMismatchError) as err:
+        load_pair(tiny_dirs["llama"][0], other[1])
+    assert tiny_dirs["llama"][0] in str(err.value) and other[1] in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(method="nope"), "unknown method 'nope'"),
+        (dict(method="spec_cascade", rule="nope"), "unknown rule 'nope'"),
+        (dict(method="spec_cascade", rule="lossy"), "spec_cascade needs a rule"),
+        (dict(max_new_tokens=0), r"max_new_tokens must be in \[1, 4096\]"),
+        (dict(max_new_tokens=10**6), r"max_new_tokens must be in \[1, 4096\]"),
+        (dict(max_new_tokens="10"), "max_new_tokens must be an integer"),
+        (dict(gamma=0), r"gamma must be in \[1, 32\]"),
+        (dict(alpha=2.0), r"alpha for token_v3 must be in \[-0.1, 1\]"),
+        (dict(rule="chow", alpha=float("nan")), "alpha for chow must be a number"),
+        (dict(temperature=-1.0), r"temperature must be in \[0, 10\]"),
+        (dict(top_p=0.0), r"top_p must be in \(0, 1\]"),
+        (dict(top_k=-1), "top_k must be in >= 0"),
+        (dict(seed=-3), "seed must be in"),
+        (dict(stop=[""]), "stop strings must be non-empty"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_model_runs(llama_pair, kwargs, match):
+    calls = llama_pair.verifier.forward
+    with pytest.raises(SettingsError, match=match):
+        generate(llama_pair, "hello", **kwargs)
+    assert llama_pair.verifier.forward == calls
+
+
+@pytest.mark.parametrize("prompt", ["", "   \n\t", []])
+def test_empty_prompts(llama_pair, prompt):
+    with pytest.raises(PromptError, match="empty|no tokens"):
+        generate(llama_pair, prompt)
+
+
+def test_prompt_ids_out_of_vocab_and_too_long(llama_pair):
+    with pytest.raises(PromptError, match="outside the shared vocabulary"):
+        generate(llama_pair, [1, 2, 10_000])
+    with pytest.raises(PromptError, match="context is 256"):
+        generate(llama_pair, [5] * 300)
+    tr = generate(no_eos(llama_pair), [5] * 250, max_new_tokens=20, temperature=0)
+    assert len(tr.new_token_ids) == 6 and tr.summary.stop_reason == "context"
+    assert "capped" in tr.summary.notes[0]
+
+
+def test_model_load_errors(tmp_path, tiny_dirs, monkeypatch):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        load_pair("./no/such/folder", tiny_dirs["llama"][1])
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{ not json")
+    with pytest.raises(ModelLoadError, match="cannot load"):
+        load_pair(str(broken), tiny_dirs["llama"][1])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError, match="unreachable"):
+        load_pair("someone/not-cached-model", tiny_dirs["llama"][1])
