@@ -104,8 +104,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     for r in RULES.values():
-        print(f"{r.name:<9} {r.label:<22} alpha in [{r.alpha_min:g}, {r.alpha_max:g}]  "
-              f"SD at {r.alpha_sd:g}, drafter at {r.alpha_drafter:g}  defer: {r.formula}")  # fmt: skip
+        print(
+            f"{r.name:<9} {r.label:<22} alpha in [{r.alpha_min:g}, {r.alpha_max:g}]  "
+            f"SD at {r.alpha_sd:g}, drafter at {r.alpha_drafter:g}  defer: {r.formula}"
+        )
     return 0
 
 

@@ -256,8 +256,13 @@ class _Run:
         )
 
     def clock(self) -> tuple[float, int, int, float, float]:
-        return (self.now(), self.drafter.calls, self.verifier.calls,
-                self.drafter.seconds, self.verifier.seconds)  # fmt: skip
+        return (
+            self.now(),
+            self.drafter.calls,
+            self.verifier.calls,
+            self.drafter.seconds,
+            self.verifier.seconds,
+        )
 
     def records(
         self,
@@ -464,8 +469,9 @@ def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         elif want_bonus:  # all kept: the next token comes from pi at row g (step 6)
             if rule.needs_bonus_q:
                 q_bonus = run.probs(run.drafter.forward(drafts_t[-1:]))
-                bonus = build_target(rule, alpha, q_bonus.scaled, p.scaled[g:], q_bonus.unit,
-                                     p.unit[g:])  # fmt: skip
+                bonus = build_target(
+                    rule, alpha, q_bonus.scaled, p.scaled[g:], q_bonus.unit, p.unit[g:]
+                )
                 q = _Probs(torch.cat([q.scaled, q_bonus.scaled]), torch.cat([q.unit, q_bonus.unit]))
                 target = target.then(bonus)
                 y = sampler.draw(bonus.law[0]).view(1)

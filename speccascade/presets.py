@@ -25,20 +25,40 @@ DEMO_VERIFIER = str(ASSETS / "models" / "demo-verifier")
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in [
-        Preset("demo", DEMO_DRAFTER, DEMO_VERIFIER,
-               "Embedded offline pair (Q/A on WordNet + astronaut facts), trained by "
-               "scripts/train_demo_pair.py; runs on any CPU.", offline=True),
-        Preset("smollm2-135m-1.7b", "HuggingFaceTB/SmolLM2-135M-Instruct",
-               "HuggingFaceTB/SmolLM2-1.7B-Instruct",
-               "SmolLM2 135M drafting for 1.7B: small enough for a CPU Space."),
-        Preset("qwen2.5-0.5b-1.5b", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct",
-               "Qwen2.5 0.5B -> 1.5B; padded vocabularies, sliced to the shared 151,665 tokens."),
-        Preset("qwen2.5-0.5b-7b", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct",
-               "Qwen2.5 0.5B -> 7B: a real size gap; needs a GPU."),
-        Preset("gemma2-2b-9b", "google/gemma-2-2b-it", "google/gemma-2-9b-it",
-               "The paper's companion-notebook pair (gated on the hub; needs a GPU)."),
+        Preset(
+            "demo",
+            DEMO_DRAFTER,
+            DEMO_VERIFIER,
+            "Embedded offline pair (Q/A on WordNet + astronaut facts), trained by "
+            "scripts/train_demo_pair.py; runs on any CPU.",
+            offline=True,
+        ),
+        Preset(
+            "smollm2-135m-1.7b",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "HuggingFaceTB/SmolLM2-1.7B-Instruct",
+            "SmolLM2 135M drafting for 1.7B: small enough for a CPU Space.",
+        ),
+        Preset(
+            "qwen2.5-0.5b-1.5b",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "Qwen2.5 0.5B -> 1.5B; padded vocabularies, sliced to the shared 151,665 tokens.",
+        ),
+        Preset(
+            "qwen2.5-0.5b-7b",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "Qwen2.5 0.5B -> 7B: a real size gap; needs a GPU.",
+        ),
+        Preset(
+            "gemma2-2b-9b",
+            "google/gemma-2-2b-it",
+            "google/gemma-2-9b-it",
+            "The paper's companion-notebook pair (gated on the hub; needs a GPU).",
+        ),
     ]
-}  # fmt: skip
+}
 DEFAULT_PRESET = "demo"
 
 

@@ -162,8 +162,9 @@ INF = math.inf
 def _rule(name, label, kind, defer, formula, alphas, default, slider, source, description):
     """Registry row; `alphas` = (min, max, SD end, drafter-only end)."""
     lo, hi, sd, drafter = alphas
-    return Rule(name, label, kind, defer, formula, lo, hi, sd, drafter, default, slider, source,
-                description)  # fmt: skip
+    return Rule(
+        name, label, kind, defer, formula, lo, hi, sd, drafter, default, slider, source, description
+    )
 
 
 # fmt: off

@@ -57,8 +57,10 @@ def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma):
         ids = p.encode(prompt)
         ref = hf_greedy(p.verifier, ids, N_NEW)
         runs = {"speculative": dict(method="speculative")}
-        runs |= {r: dict(method="spec_cascade", rule=r, alpha=RULES[r].alpha_sd)
-                 for r in SPEC_CASCADE_RULES}  # fmt: skip
+        runs |= {
+            r: dict(method="spec_cascade", rule=r, alpha=RULES[r].alpha_sd)
+            for r in SPEC_CASCADE_RULES
+        }
         runs["bild"] = dict(method="bild", alpha=0.0)
         runs["lossy_speculative"] = dict(method="lossy_speculative", alpha=0.0)
         runs["verifier"] = dict(method="verifier")
@@ -77,20 +79,38 @@ def test_greedy_drafter_end_equals_drafter(pair, gamma):
         ref = hf_greedy(p.drafter, ids, N_NEW)
         for r in [*SPEC_CASCADE_RULES, "bild", "lossy"]:
             method = {"bild": "bild", "lossy": "lossy_speculative"}.get(r, "spec_cascade")
-            tr = generate(p, ids, method=method, rule=r if method == "spec_cascade" else None,
-                          alpha=RULES[r].alpha_drafter, gamma=gamma, temperature=0,
-                          max_new_tokens=N_NEW)  # fmt: skip
+            tr = generate(
+                p,
+                ids,
+                method=method,
+                rule=r if method == "spec_cascade" else None,
+                alpha=RULES[r].alpha_drafter,
+                gamma=gamma,
+                temperature=0,
+                max_new_tokens=N_NEW,
+            )
             assert tr.new_token_ids == ref, r
             assert tr.summary.acceptance_rate == 1.0
-        assert generate(p, ids, method="drafter", temperature=0,
-                        max_new_tokens=N_NEW).new_token_ids == ref  # fmt: skip
+        assert (
+            generate(p, ids, method="drafter", temperature=0, max_new_tokens=N_NEW).new_token_ids
+            == ref
+        )
 
 
 def test_drafter_end_accepts_every_sampled_draft(llama_pair):
     """Fact 2 (sampling): pi = q, so every draft survives whatever the seed."""
     for seed in range(5):
-        tr = generate(no_eos(llama_pair), "hi", method="spec_cascade", rule="token_v3", alpha=1.0,
-                      gamma=3, temperature=1.0, max_new_tokens=12, seed=seed)  # fmt: skip
+        tr = generate(
+            no_eos(llama_pair),
+            "hi",
+            method="spec_cascade",
+            rule="token_v3",
+            alpha=1.0,
+            gamma=3,
+            temperature=1.0,
+            max_new_tokens=12,
+            seed=seed,
+        )
         assert tr.summary.acceptance_rate == 1.0
         assert {t.source for t in tr.tokens} <= {"accepted", "bonus"}
 
@@ -103,8 +123,17 @@ def test_greedy_rule_decisions_follow_fact_6(llama_pair):
     full = p.vocab_size  # record whole laws, so p(argmax q) is always at hand
     sources = Counter()
     for prompt in PROMPTS:
-        tr = generate(p, prompt, method="spec_cascade", rule="token_v3", alpha=alpha, gamma=2,
-                      temperature=0, max_new_tokens=40, record_top_k=full)  # fmt: skip
+        tr = generate(
+            p,
+            prompt,
+            method="spec_cascade",
+            rule="token_v3",
+            alpha=alpha,
+            gamma=2,
+            temperature=0,
+            max_new_tokens=40,
+            record_top_k=full,
+        )
         for t in tr.tokens:
             sources[t.source] += 1
             argmax_q, argmax_p = t.top_q[0][0], t.top_p[0][0]
@@ -157,8 +186,9 @@ LAW_CASES = [
 
 
 @pytest.mark.parametrize("method,rule,alpha,temperature,top_p", LAW_CASES)
-def test_emitted_law_is_the_target(small_vocab_pair, method, rule, alpha, temperature, top_p,
-                                   capsys):  # fmt: skip
+def test_emitted_law_is_the_target(
+    small_vocab_pair, method, rule, alpha, temperature, top_p, capsys
+):
     """Fact 3 on the real engine: over 3000 seeded runs the joint law of the first two tokens
     (gamma = 1: a bonus path and a draft-and-verify path) matches pi_1(x1) pi_2(x2 | x1) built
     from the models' own distributions (chi-square, pooled cells, p > 1e-3)."""
@@ -196,8 +226,10 @@ def test_emitted_law_is_the_target(small_vocab_pair, method, rule, alpha, temper
         observed[tuple(tr.new_token_ids)] += 1
     stat, pvalue, dof = chi_square_pvalue(observed, expected, n)
     with capsys.disabled():
-        print(f"\n  law {method}/{rule} alpha={alpha} T={temperature}: chi2={stat:.1f} "
-              f"dof={dof} p={pvalue:.3f}")  # fmt: skip
+        print(
+            f"\n  law {method}/{rule} alpha={alpha} T={temperature}: chi2={stat:.1f} "
+            f"dof={dof} p={pvalue:.3f}"
+        )
     assert pvalue > 1e-3
 
 
@@ -213,8 +245,9 @@ def test_cache_rollback_equals_fresh_forward(llama_pair):
         lm.crop(4)
         assert lm.cache.get_seq_length() == 12
         after = lm.forward(ids[12:15], keep=3)
-        fresh = model(ids[:15].view(1, -1), cache=DynamicCache(config=model.config),
-                      use_cache=True).logits[0, -3:, : llama_pair.vocab_size]  # fmt: skip
+        fresh = model(
+            ids[:15].view(1, -1), cache=DynamicCache(config=model.config), use_cache=True
+        ).logits[0, -3:, : llama_pair.vocab_size]
     torch.testing.assert_close(after, fresh, atol=1e-5, rtol=1e-5)
 
 
@@ -223,8 +256,16 @@ def test_prompt_is_encoded_once_and_calls_are_counted(pair):
     one per fully kept window for rule targets, which need q at the bonus position)."""
     p = no_eos(pair)
     for method, rule in [("speculative", None), ("spec_cascade", "token_v3")]:
-        tr = generate(p, "hello", method=method, rule=rule, gamma=3, temperature=1.0,
-                      max_new_tokens=30, seed=1)  # fmt: skip
+        tr = generate(
+            p,
+            "hello",
+            method=method,
+            rule=rule,
+            gamma=3,
+            temperature=1.0,
+            max_new_tokens=30,
+            seed=1,
+        )
         s = tr.summary
         assert s.verifier_calls == len(tr.rounds)
         bonus_forwards = sum(1 for t in tr.tokens if t.source == "bonus") if rule else 0
@@ -242,14 +283,23 @@ def test_verifier_calls_per_token(capsys, tiny_dirs):
         for method in ("verifier", "speculative"):
             calls = tokens = 0
             for seed in range(5):
-                s = generate(p, "hello world", method=method, gamma=4, temperature=1.0,
-                             max_new_tokens=48, seed=seed).summary  # fmt: skip
+                s = generate(
+                    p,
+                    "hello world",
+                    method=method,
+                    gamma=4,
+                    temperature=1.0,
+                    max_new_tokens=48,
+                    seed=seed,
+                ).summary
                 calls += s.verifier_calls
                 tokens += s.new_tokens
             rows[method] = calls / tokens
         with capsys.disabled():
-            print(f"\n  {arch}: verifier calls/token verifier={rows['verifier']:.3f} "
-                  f"speculative={rows['speculative']:.3f}")  # fmt: skip
+            print(
+                f"\n  {arch}: verifier calls/token verifier={rows['verifier']:.3f} "
+                f"speculative={rows['speculative']:.3f}"
+            )
         assert rows["verifier"] == 1.0 and rows["speculative"] < 1.0
 
 
@@ -279,8 +329,7 @@ def test_token_cascade_defers_only_when_drafter_is_unsure(llama_pair):
     p = no_eos(llama_pair)
     solo = generate(p, "hello", method="drafter", temperature=0, max_new_tokens=30)
     alpha = 1 - sorted(t.max_q for t in solo.tokens)[15]  # the drafter's median confidence
-    tr = generate(p, "hello", method="token_cascade", alpha=alpha, temperature=0,
-                  max_new_tokens=30)  # fmt: skip
+    tr = generate(p, "hello", method="token_cascade", alpha=alpha, temperature=0, max_new_tokens=30)
     deferred = [t for t in tr.tokens if t.source == "verifier"]
     assert deferred and len(deferred) < len(tr.tokens)
     for t in tr.tokens:
@@ -307,8 +356,11 @@ def test_seq_cascade_keeps_or_rewrites(llama_pair):
 
 
 def test_stream_yields_rounds_then_trace(llama_pair):
-    events = list(stream(no_eos(llama_pair), "hello", method="spec_cascade", gamma=3,
-                         max_new_tokens=20, seed=2))  # fmt: skip
+    events = list(
+        stream(
+            no_eos(llama_pair), "hello", method="spec_cascade", gamma=3, max_new_tokens=20, seed=2
+        )
+    )
     *rounds, trace = events
     assert isinstance(trace, Trace) and all(isinstance(e, RoundEvent) for e in rounds)
     assert [t for e in rounds for t in e.tokens] == trace.tokens
@@ -337,8 +389,14 @@ def test_stops_at_eos_stop_string_and_cancel(llama_pair):
     assert tr.summary.stop_reason == "stop_string"
     assert ref.new_token_ids[: len(tr.new_token_ids)] == tr.new_token_ids
     rounds = []
-    tr = generate(p, "hello", method="speculative", gamma=2, max_new_tokens=30,
-                  should_stop=lambda: len(rounds.append(1) or rounds) >= 3)  # fmt: skip
+    tr = generate(
+        p,
+        "hello",
+        method="speculative",
+        gamma=2,
+        max_new_tokens=30,
+        should_stop=lambda: len(rounds.append(1) or rounds) >= 3,
+    )
     assert tr.summary.stop_reason == "cancelled" and len(tr.rounds) == 3
 
 

@@ -92,10 +92,12 @@ def test_token_rules_are_not_monotone_per_position():
     (Eq. 11). Here keeping token 1 (q = .675, p = .581) when TokenV1's alpha passes -0.05
     pushes pi(5) = p(5) * eta below q(5), and acceptance falls from 1 - D_TV(p, q) = .835 to
     .806, below lossless SD's. The app and the bench measure acceptance; they never assume it."""
-    q = torch.tensor([[2.6923e-04, 6.7518e-01, 1.2187e-04, 3.3351e-02, 1.8093e-03, 2.3937e-01,
-                       4.9904e-02]])  # fmt: skip
-    p = torch.tensor([[2.0497e-03, 5.8071e-01, 1.5858e-02, 8.4677e-03, 1.8298e-04, 3.8703e-01,
-                       5.6954e-03]])  # fmt: skip
+    q = torch.tensor(
+        [[2.6923e-04, 6.7518e-01, 1.2187e-04, 3.3351e-02, 1.8093e-03, 2.3937e-01, 4.9904e-02]]
+    )
+    p = torch.tensor(
+        [[2.0497e-03, 5.8071e-01, 1.5858e-02, 8.4677e-03, 1.8298e-04, 3.8703e-01, 5.6954e-03]]
+    )
     q, p = q / q.sum(), p / p.sum()
     rule = RULES["token_v1"]
     before = acceptance_probability(q, build_target(rule, -0.1, q, p, q, p)).item()
@@ -218,9 +220,15 @@ def test_decide_matches_engine_predicate(name):
     for alpha in torch.linspace(max(rule.slider[0], -3), min(rule.slider[1], 3), 7).tolist():
         full = build_target(rule, alpha, q1, p1, q1, p1).defer[rows, drafts]
         s = Stats.of(q1, p1, q1, p1)
-        got = decide(rule, alpha, q1[rows, drafts].tolist(), p1[rows, drafts].tolist(),
-                     s.max_q1.squeeze(-1).tolist(), s.max_p1.squeeze(-1).tolist(),
-                     s.dtv.squeeze(-1).tolist())  # fmt: skip
+        got = decide(
+            rule,
+            alpha,
+            q1[rows, drafts].tolist(),
+            p1[rows, drafts].tolist(),
+            s.max_q1.squeeze(-1).tolist(),
+            s.max_p1.squeeze(-1).tolist(),
+            s.dtv.squeeze(-1).tolist(),
+        )
         assert got == full.tolist()
 
 

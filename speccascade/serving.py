@@ -1,0 +1,176 @@
+"""What a public deployment needs around the engine: limits from the environment, a shared
+cache of loaded pairs, and request checks. No Gradio here, so the CLI and tests can use it."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .errors import ModelLoadError, PromptError, SettingsError
+from .models import ModelPair
+from .presets import PRESETS, get_preset, load_preset
+
+
+def _env_int(name: str, default: int, low: int = 1) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(
+            f"environment variable {name} must be an integer; got {raw!r}"
+        ) from None
+    if value < low:
+        raise SettingsError(f"environment variable {name} must be >= {low}; got {value}")
+    return value
+
+
+def _env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    return default if raw == "" else raw in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Deployment settings; every field has a safe default for a public Space.
+
+    | variable | default | meaning |
+    |---|---|---|
+    | SPECCASCADE_ALLOW_CUSTOM_MODELS | 0 | let users type any drafter/verifier id |
+    | SPECCASCADE_MAX_NEW_TOKENS | 256 | per request |
+    | SPECCASCADE_MAX_PROMPT_CHARS | 4000 | longer prompts are refused |
+    | SPECCASCADE_MAX_TOTAL_TOKENS | 4096 | tokens one Compare or Sweep may generate in all |
+    | SPECCASCADE_CONCURRENCY | 2 | requests that run at once |
+    | SPECCASCADE_QUEUE_SIZE | 16 | waiting requests before "queue full" |
+    | SPECCASCADE_MAX_PAIRS | 2 | loaded pairs kept in memory |
+    | SPECCASCADE_DEVICE | auto | auto, cpu, cuda |
+    """
+
+    allow_custom_models: bool = False
+    max_new_tokens: int = 256
+    max_prompt_chars: int = 4000
+    max_total_tokens: int = 4096
+    concurrency: int = 2
+    queue_size: int = 16
+    max_pairs: int = 2
+    device: str = "auto"
+
+    @classmethod
+    def from_env(cls) -> ServeConfig:
+        return cls(
+            allow_custom_models=_env_bool("SPECCASCADE_ALLOW_CUSTOM_MODELS"),
+            max_new_tokens=_env_int("SPECCASCADE_MAX_NEW_TOKENS", 256),
+            max_prompt_chars=_env_int("SPECCASCADE_MAX_PROMPT_CHARS", 4000),
+            max_total_tokens=_env_int("SPECCASCADE_MAX_TOTAL_TOKENS", 4096),
+            concurrency=_env_int("SPECCASCADE_CONCURRENCY", 2),
+            queue_size=_env_int("SPECCASCADE_QUEUE_SIZE", 16),
+            max_pairs=_env_int("SPECCASCADE_MAX_PAIRS", 2),
+            device=os.environ.get("SPECCASCADE_DEVICE", "auto") or "auto",
+        )
+
+
+@dataclass
+class PairCache:
+    """Loaded pairs shared by all requests (models are read-only at inference; every request
+    has its own caches, sampler and RNG). Loads once per key; a failed load leaves the cache
+    and the pairs in use untouched."""
+
+    config: ServeConfig
+    _pairs: OrderedDict = field(default_factory=OrderedDict)
+    _locks: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def key(self, preset: str | None, drafter: str | None, verifier: str | None) -> tuple:
+        if (drafter or "").strip() or (verifier or "").strip():
+            if not self.config.allow_custom_models:
+                raise ModelLoadError(
+                    "custom model ids are switched off on this deployment "
+                    "(set SPECCASCADE_ALLOW_CUSTOM_MODELS=1 to allow them); pick a preset"
+                )
+            if not (drafter or "").strip() or not (verifier or "").strip():
+                raise ModelLoadError("give both a custom drafter and a custom verifier id")
+            for model_id in (drafter, verifier):
+                if _looks_local(model_id):
+                    raise ModelLoadError(f"{model_id!r}: only hub ids (owner/name) are accepted")
+            return ("custom", drafter.strip(), verifier.strip())
+        return ("preset", get_preset(preset).name)
+
+    def get(
+        self, preset: str | None = None, drafter: str | None = None, verifier: str | None = None
+    ) -> ModelPair:
+        key = self.key(preset, drafter, verifier)
+        with self._lock:
+            if key in self._pairs:
+                self._pairs.move_to_end(key)
+                return self._pairs[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # one load per key, other keys load in parallel
+            with self._lock:
+                if key in self._pairs:
+                    return self._pairs[key]
+            if key[0] == "preset":
+                pair = load_preset(key[1], device=self.config.device)
+            else:
+                from .models import load_pair
+
+                pair = load_pair(key[1], key[2], device=self.config.device)
+            with self._lock:
+                self._pairs[key] = pair
+                while len(self._pairs) > self.config.max_pairs:
+                    self._pairs.popitem(last=False)
+            return pair
+
+    def loaded(self) -> list[tuple]:
+        with self._lock:
+            return list(self._pairs)
+
+
+def _looks_local(model_id: str) -> bool:
+    """User-supplied ids must never name files on the server."""
+    s = model_id.strip()
+    return (
+        s.startswith((".", "/", "~", "\\"))
+        or ".." in s
+        or ":" in s
+        or s.count("/") != 1
+        or os.path.exists(s)
+    )
+
+
+def check_prompt(prompt: object, config: ServeConfig) -> str:
+    if not isinstance(prompt, str):
+        raise PromptError(f"the prompt must be text; got {type(prompt).__name__}")
+    if not prompt.strip():
+        raise PromptError("the prompt is empty; type a question or pick an example")
+    if len(prompt) > config.max_prompt_chars:
+        raise PromptError(
+            f"the prompt has {len(prompt):,} characters; this deployment accepts at most "
+            f"{config.max_prompt_chars:,} (SPECCASCADE_MAX_PROMPT_CHARS)"
+        )
+    return prompt
+
+
+def check_budget(max_new_tokens: object, runs: int, config: ServeConfig) -> int:
+    """Per-request and per-job token limits (before the engine's own range check)."""
+    if isinstance(max_new_tokens, float) and max_new_tokens.is_integer():
+        max_new_tokens = int(max_new_tokens)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise SettingsError(f"max_new_tokens must be an integer; got {max_new_tokens!r}")
+    if not 1 <= max_new_tokens <= config.max_new_tokens:
+        raise SettingsError(
+            f"max_new_tokens must be in [1, {config.max_new_tokens}] on this deployment; "
+            f"got {max_new_tokens}"
+        )
+    if max_new_tokens * runs > config.max_total_tokens:
+        raise SettingsError(
+            f"this job would generate up to {max_new_tokens * runs:,} tokens ({runs} runs); "
+            f"the limit is {config.max_total_tokens:,} (SPECCASCADE_MAX_TOTAL_TOKENS). "
+            "Lower max new tokens or the number of alphas."
+        )
+    return max_new_tokens
+
+
+PRESET_CHOICES = [(f"{p.name}: {p.description}", p.name) for p in PRESETS.values()]
