@@ -3,6 +3,8 @@
 from .engine import METHODS, RoundEvent, Settings, generate, stream
 from .errors import (
     ModelLoadError,
+    ModelRuntimeError,
+    NonFiniteLogitsError,
     PromptError,
     SettingsError,
     SpecCascadeError,
@@ -19,6 +21,8 @@ __all__ = [
     "RULES",
     "SPEC_CASCADE_RULES",
     "ModelLoadError",
+    "ModelRuntimeError",
+    "NonFiniteLogitsError",
     "ModelPair",
     "PromptError",
     "RoundEvent",

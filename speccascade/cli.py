@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
 from .engine import METHODS, Settings
-from .errors import SpecCascadeError
-from .rules import RULES
+from .errors import ModelRuntimeError, SpecCascadeError
+from .rules import RULES, SPEC_CASCADE_RULES
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -111,6 +112,109 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .bench import compare, compare_variants
+
+    pair = load_from_args(args)
+    kwargs = decoding_kwargs(args)
+    rule = kwargs.pop("rule")
+    kwargs.pop("method")
+    *_, (_, _, table) = compare(pair, args.prompt, compare_variants(rule), **kwargs)
+    with pd.option_context("display.max_colwidth", 60, "display.width", 200):
+        print(table.drop(columns=["quality_vs_reference"]).round(3).to_string(index=False))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .bench import Variant, sweep
+
+    pair = load_from_args(args)
+    kwargs = decoding_kwargs(args)
+    for key in ("method", "rule", "alpha"):
+        kwargs.pop(key)
+    variants = [Variant("spec_cascade", r) for r in args.rules.split(",")]
+    table = sweep(pair, [(args.prompt, None)], variants, n_alpha=args.alphas, **kwargs)
+    print(table.round(3).to_string(index=False))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from .bench import (
+        aggregate,
+        bench_configs,
+        engine_targets,
+        machine_info,
+        report_html,
+        run_bench,
+        tradeoff_table,
+    )
+    from .evalsets import EVALSET, load_evalset
+
+    pair = load_from_args(args)
+    path = Path(args.evalset) if args.evalset else EVALSET
+    items = [(x.question, x.answer) for x in load_evalset(path, limit=args.limit)]
+    gammas = [int(g) for g in args.gammas.split(",")]
+    temps = [float(t) for t in args.temperatures.split(",")]
+    rules = args.rules.split(",")
+    configs = bench_configs(rules, args.alphas, gammas, temps, hf=not args.no_hf)
+    bar = tqdm(total=len(items) * args.repeats * len(configs), unit="run", desc="bench")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.update(done - bar.n)
+        bar.set_postfix_str(label[:40])
+
+    start = time.time()
+    raw = run_bench(
+        pair,
+        items,
+        configs,
+        repeats=args.repeats,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        progress=progress,
+    )
+    bar.close()
+    agg = aggregate(raw)
+    table = tradeoff_table(agg, tolerance=args.tolerance)
+    targets = engine_targets(agg, raw, gamma=gammas[0]) if not args.no_hf and 0.0 in temps else {}
+    meta = {
+        **machine_info(pair),
+        "prompts": len(items),
+        "repeats": args.repeats,
+        "configs": len(configs),
+        "max_new_tokens": args.max_new_tokens,
+        "wall_minutes": round((time.time() - start) / 60, 1),
+        "command": "speccascade " + " ".join(sys.argv[1:]),
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    raw.drop(columns=["token_ids"]).to_csv(out / "raw.csv", index=False)
+    agg.to_csv(out / "summary.csv", index=False)
+    table.to_csv(out / "table.csv", index=False)
+    (out / "targets.json").write_text(
+        json.dumps({"meta": meta, "targets": targets}, indent=1, default=str)
+    )
+    (out / "report.html").write_text(report_html(agg, table, targets, meta))
+    print(table.round(3).to_string(index=False))
+    print(json.dumps(targets, indent=1, default=str))
+    print(f"wrote {out}/report.html, summary.csv, table.csv, raw.csv, targets.json")
+    return 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from .ui import launch
+
+    launch(server_name=args.host, server_port=args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="speccascade", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -121,6 +225,42 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(gen)
     _add_decoding_args(gen)
     gen.set_defaults(func=cmd_generate)
+    cmp = sub.add_parser("compare", help="every baseline and one spec_cascade rule, one prompt")
+    cmp.add_argument("prompt")
+    _add_model_args(cmp)
+    _add_decoding_args(cmp)
+    cmp.set_defaults(func=cmd_compare)
+    swp = sub.add_parser("sweep", help="quality and cost over alpha, one prompt")
+    swp.add_argument("prompt")
+    swp.add_argument("--rules", default=",".join(SPEC_CASCADE_RULES))
+    swp.add_argument("--alphas", type=int, default=5, help="alphas per rule")
+    _add_model_args(swp)
+    _add_decoding_args(swp)
+    swp.set_defaults(func=cmd_sweep)
+    bench = sub.add_parser("bench", help="quality-latency benchmark over the eval set")
+    bench.add_argument("--limit", type=int, default=20, help="questions from the eval set")
+    bench.add_argument("--evalset", default=None, help="a JSONL of question/answer/kind rows")
+    bench.add_argument("--repeats", type=int, default=3)
+    bench.add_argument("--alphas", type=int, default=5, help="alphas per swept method")
+    bench.add_argument("--gammas", default="4", help="comma-separated draft windows")
+    bench.add_argument("--temperatures", default="0,1", help="comma-separated")
+    bench.add_argument("--rules", default=",".join(SPEC_CASCADE_RULES))
+    bench.add_argument("--max-new-tokens", type=int, default=48)
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        help="relative quality slack for 'at the verifier's quality'",
+    )
+    bench.add_argument("--no-hf", action="store_true", help="skip the transformers baselines")
+    bench.add_argument("--out", default="bench-results")
+    _add_model_args(bench)
+    bench.set_defaults(func=cmd_bench)
+    app = sub.add_parser("app", help="start the Gradio analyzer")
+    app.add_argument("--host", default=None, help="e.g. 0.0.0.0 to listen on all interfaces")
+    app.add_argument("--port", type=int, default=None)
+    app.set_defaults(func=cmd_app)
     rules = sub.add_parser("rules", help="list the deferral rules and their alpha ranges")
     rules.set_defaults(func=cmd_rules)
     return parser
@@ -133,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecCascadeError as e:
         print(f"speccascade: error: {e}", file=sys.stderr)
         return 2
-    except FloatingPointError as e:
+    except ModelRuntimeError as e:
         print(f"speccascade: error: {e}", file=sys.stderr)
         return 3
 

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 from transformers import DynamicCache, PreTrainedModel
 
-from .errors import PromptError, SettingsError
+from .errors import ModelRuntimeError, PromptError, SettingsError
 from .models import ModelPair
 from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target
 from .sampling import Sampler, check_finite, first_rejection, residual_probs, unit_probs
@@ -153,12 +153,17 @@ class _LM:
     def forward(self, ids: Tensor, keep: int = 1) -> Tensor:
         """Float32 logits [keep, vocab] for the last `keep` positions of `ids` ([n])."""
         start = time.perf_counter()
-        out = self.model(
-            input_ids=ids.to(self.in_device).view(1, -1),
-            cache=self.cache,
-            use_cache=True,
-            logits_to_keep=keep,
-        )
+        try:
+            out = self.model(
+                input_ids=ids.to(self.in_device).view(1, -1),
+                cache=self.cache,
+                use_cache=True,
+                logits_to_keep=keep,
+            )
+        except Exception as e:  # noqa: BLE001 - any failure inside the model ends this run only
+            raise ModelRuntimeError(
+                f"the {self.role} failed in a forward pass: {type(e).__name__}: {e}"
+            ) from e
         logits = out.logits[0, :, : self.vocab].to(self.out_device, torch.float32)
         check_finite(logits, self.role)
         if logits.device.type == "cuda":

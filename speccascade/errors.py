@@ -19,3 +19,12 @@ class ModelLoadError(SpecCascadeError):
 
 class TokenizerMismatchError(SpecCascadeError):
     """The drafter and verifier do not share a tokenizer, so their distributions cannot mix."""
+
+
+class ModelRuntimeError(RuntimeError):
+    """A model failed while running (an exception in a forward pass, NaN logits). The run
+    stops; the loaded models and other requests are unaffected."""
+
+
+class NonFiniteLogitsError(ModelRuntimeError, FloatingPointError):
+    """A model produced NaN or infinite logits; nothing is sampled from them."""

@@ -55,7 +55,7 @@ class ModelPair:
                 ids = tok(text, add_special_tokens=False)["input_ids"]
             else:
                 ids = tok(prompt)["input_ids"]
-        else:
+        elif isinstance(prompt, (list, tuple)):
             ids = list(prompt)
             bad = [i for i in ids if not isinstance(i, int) or isinstance(i, bool)]
             if bad:
@@ -65,6 +65,10 @@ class ModelPair:
                 raise PromptError(
                     f"token id {out[0]} is outside the shared vocabulary [0, {self.vocab_size})"
                 )
+        else:
+            raise PromptError(
+                f"the prompt must be a string or a list of token ids; got {type(prompt).__name__}"
+            )
         if not ids:
             raise PromptError("the prompt has no tokens")
         return ids

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from .errors import NonFiniteLogitsError
 from .rules import Target, normalise
 
 
@@ -73,7 +74,7 @@ class Sampler:
 def check_finite(logits: Tensor, who: str) -> None:
     """Refuse to sample from garbage: NaN or inf logits stop the run with a clear error."""
     if not torch.isfinite(logits).all():
-        raise FloatingPointError(f"the {who} produced NaN or infinite logits; stopping the run")
+        raise NonFiniteLogitsError(f"the {who} produced NaN or infinite logits; stopping the run")
 
 
 def first_rejection(drafts: Tensor, q: Tensor, target: Target, u: Tensor) -> tuple[int, Tensor]:

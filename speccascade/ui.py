@@ -16,7 +16,7 @@ import pandas as pd
 from . import viz
 from .bench import Variant, compare, compare_variants, sweep
 from .engine import METHODS, RoundEvent, stream
-from .errors import SpecCascadeError
+from .errors import ModelRuntimeError, SpecCascadeError
 from .evalsets import EXAMPLES, load_evalset
 from .rules import RULES, SPEC_CASCADE_RULES
 from .serving import PRESET_CHOICES, PairCache, ServeConfig, check_budget, check_prompt
@@ -132,6 +132,9 @@ METHOD_LABELS = {
 }
 
 
+_USER_ERRORS = (SpecCascadeError, ModelRuntimeError, FileNotFoundError)
+
+
 def _user_error(fn):
     """Bad input becomes a clear message in the page (and for API clients), never a trace."""
 
@@ -139,14 +142,14 @@ def _user_error(fn):
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (SpecCascadeError, FloatingPointError, FileNotFoundError) as e:
+        except _USER_ERRORS as e:
             raise gr.Error(str(e)) from None
 
     @functools.wraps(fn)
     def call_gen(*args, **kwargs):
         try:
             yield from fn(*args, **kwargs)
-        except (SpecCascadeError, FloatingPointError, FileNotFoundError) as e:
+        except _USER_ERRORS as e:
             raise gr.Error(str(e)) from None
 
     import inspect

@@ -7,8 +7,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from speccascade import RULES, generate
-from speccascade import viz
+from speccascade import RULES, generate, viz
 from speccascade.bench import Variant, compare, sweep
 
 
@@ -38,7 +37,7 @@ def test_token_html_colours_every_token_by_source(traces):
     for source in {t.source for t in tr.tokens}:
         assert f"sc-{source}" in html and viz.COLORS[source] in html
     assert "q(x) = " in html and "acceptance probability" in html and "round 0" in html
-    assert viz.token_html(None).count("class=\"sc-tok ") == 0
+    assert viz.token_html(None).count('class="sc-tok ') == 0
     assert "sc-verifier" in viz.token_html(traces["verifier"].tokens)
 
 

@@ -1,0 +1,225 @@
+"""Load test: concurrent sessions against the launched app on the demo pair (loopback only,
+bounded, stops by itself). Every request completes with the trace a solo run gives, or is
+refused with "queue full"; none hangs; memory returns to its baseline."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import statistics
+import threading
+import time
+
+import pytest
+from gradio_client import Client
+from test_app import free_port
+
+from speccascade import generate
+from speccascade.serving import PairCache, ServeConfig
+from speccascade.ui import CSS, I18N, build_demo
+
+SESSIONS = 10
+TIMEOUT_S = 240
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return int(next(x for x in f if x.startswith("VmRSS")).split()[1]) / 1024
+
+
+def peak_rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return int(next(x for x in f if x.startswith("VmHWM")).split()[1]) / 1024
+
+
+def settle() -> float:
+    """RSS after garbage collection and handing freed heap back to the OS."""
+    for _ in range(3):
+        gc.collect()
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return rss_mb()
+
+
+def job_settings(i: int) -> dict:
+    methods = ["spec_cascade", "speculative", "verifier", "token_cascade", "bild"]
+    return dict(
+        method=methods[i % len(methods)],
+        rule="token_v3",
+        alpha=0.3 if i % 2 else 0.1,
+        gamma=2 + i % 3,
+        temperature=1.0,
+        max_new_tokens=24,
+        seed=100 + i,
+    )
+
+
+@pytest.mark.load
+def test_concurrent_sessions(capsys):
+    config = ServeConfig(max_new_tokens=32, max_total_tokens=2000, concurrency=2, queue_size=4)
+    cache = PairCache(config)
+    demo = build_demo(config, cache)
+    port = free_port()
+    demo.launch(
+        i18n=I18N,
+        css=CSS,
+        prevent_thread_lock=True,
+        server_name="127.0.0.1",
+        server_port=port,
+        quiet=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        warm = Client(url, verbose=False)
+        warm.predict(
+            "Who is Buzz Aldrin?",
+            "demo",
+            "",
+            "",
+            "spec_cascade",
+            "token_v3",
+            0.3,
+            4,
+            0.0,
+            16,
+            0,
+            api_name="/run",
+        )
+        warm.predict(
+            "Who is Buzz Aldrin?",
+            "demo",
+            "",
+            "",
+            "token_v3",
+            0.3,
+            4,
+            0.0,
+            8,
+            0,
+            api_name="/compare",
+        )
+        baseline = settle()
+        results: dict[int, dict] = {}
+
+        def session(i: int) -> None:
+            client = Client(url, verbose=False)
+            s = job_settings(i)
+            args = (
+                "Who is Neil Armstrong?" if i % 2 else "What is Apollo 11?",
+                "demo",
+                "",
+                "",
+                s["method"],
+                s["rule"],
+                s["alpha"],
+                s["gamma"],
+                s["temperature"],
+                s["max_new_tokens"],
+                s["seed"],
+            )
+            start = time.perf_counter()
+            kind = ("run", "compare", "stop")[i % 3]
+            try:
+                if kind == "compare":
+                    out = client.predict(
+                        args[0],
+                        "demo",
+                        "",
+                        "",
+                        "token_v3",
+                        0.3,
+                        4,
+                        0.0,
+                        8,
+                        s["seed"],
+                        api_name="/compare",
+                    )
+                elif kind == "stop":
+                    job = client.submit(*args, api_name="/run")
+                    time.sleep(0.2)
+                    job.cancel()
+                    out = None
+                    # the session goes on working after its stop
+                    out = client.predict(*args, api_name="/run")
+                else:
+                    out = client.predict(*args, api_name="/run")
+                results[i] = {
+                    "kind": kind,
+                    "ok": True,
+                    "out": out,
+                    "args": args,
+                    "latency": time.perf_counter() - start,
+                }
+            except Exception as e:  # noqa: BLE001 - recorded and judged below
+                results[i] = {
+                    "kind": kind,
+                    "ok": False,
+                    "error": str(e),
+                    "latency": time.perf_counter() - start,
+                }
+
+        threads = [threading.Thread(target=session, args=(i,)) for i in range(SESSIONS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(TIMEOUT_S)
+        assert not any(t.is_alive() for t in threads), "a request hung"
+        assert len(results) == SESSIONS
+
+        pair = cache.get("demo")
+        completed = refused = 0
+        for i, r in results.items():
+            if not r["ok"]:
+                assert "queue is full" in r["error"].lower(), r["error"]
+                refused += 1
+                continue
+            completed += 1
+            if r["kind"] == "compare":
+                table = r["out"][0]
+                assert len(table["data"]) == 8
+                continue
+            trace = r["out"][4]
+            a = r["args"]
+            solo = generate(
+                pair,
+                a[0],
+                method=a[4],
+                rule=a[5],
+                alpha=a[6],
+                gamma=a[7],
+                temperature=a[8],
+                max_new_tokens=a[9],
+                seed=a[10],
+            )
+            assert trace["new_token_ids"] == solo.new_token_ids, f"session {i} differs"
+        latencies = sorted(r["latency"] for r in results.values() if r["ok"])
+        p50 = statistics.median(latencies)
+        p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
+        after = settle()
+        with capsys.disabled():
+            print(
+                f"\n  load: {completed} completed, {refused} refused (queue full), "
+                f"p50 {p50:.2f} s, p95 {p95:.2f} s, peak RSS {peak_rss_mb():.0f} MB, "
+                f"RSS baseline {baseline:.0f} MB -> after {after:.0f} MB"
+            )
+        assert completed >= SESSIONS // 2
+        assert after <= baseline + 150, f"memory did not return: {baseline:.0f} -> {after:.0f} MB"
+        # the app still serves
+        status = Client(url, verbose=False).predict(
+            "Who is Buzz Aldrin?",
+            "demo",
+            "",
+            "",
+            "spec_cascade",
+            "token_v3",
+            0.3,
+            4,
+            0.0,
+            8,
+            0,
+            api_name="/run",
+        )[-1]
+        assert status.startswith("done:")
+    finally:
+        demo.close()
