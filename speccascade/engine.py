@@ -9,6 +9,7 @@ rule differ only in the `Target` that rules.py builds for it.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from transformers import DynamicCache, PreTrainedModel
 
 from .errors import ModelRuntimeError, PromptError, SettingsError
 from .models import ModelPair
-from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target
+from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target, tv_distance
 from .sampling import Sampler, check_finite, first_rejection, residual_probs, unit_probs
 from .trace import RoundRecord, Source, TokenRecord, Trace, summarise
 
@@ -302,14 +303,15 @@ class _Run:
 
         qu, pu = (q.unit if q else None), (p.unit if p else None)
         nq, np_ = rows(qu), rows(pu)
-        put("q", qu[torch.arange(nq), idx[:nq]] if q else None)
-        put("p", pu[torch.arange(np_), idx[:np_]] if p else None)
+        arange = functools.partial(torch.arange, device=self.device)
+        put("q", qu[arange(nq), idx[:nq]] if q else None)
+        put("p", pu[arange(np_), idx[:np_]] if p else None)
         put("max_q", qu[:nq].amax(-1) if q else None)
         put("max_p", pu[:np_].amax(-1) if p else None)
         nb = min(nq, np_)
-        put("dtv", 0.5 * (p.scaled[:nb] - q.scaled[:nb]).abs().sum(-1) if q and p else None)
+        put("dtv", tv_distance(p.scaled[:nb], q.scaled[:nb]) if q and p else None)
         nd = rows(drafts)
-        d_rows, d_ids = torch.arange(nd), (drafts[:nd] if nd else None)
+        d_rows, d_ids = arange(nd), (drafts[:nd] if nd else None)
         put("draft_id", d_ids)
         put("draft_q", qu[d_rows, d_ids] if nd and q else None)
         put("draft_p", pu[d_rows, d_ids] if nd and p else None)
@@ -453,14 +455,15 @@ def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         clock = run.clock()
         g = min(run.s.gamma, run.remaining)
         want_bonus = g < run.remaining
-        drafts, q_logits, x = [], [], d_pending
+        drafts, q_logits, q_scaled, x = [], [], [], d_pending
         for _ in range(g):
             logits = run.drafter.forward(x)
-            x = sampler.draw(sampler.probs(logits))
+            q_scaled.append(sampler.probs(logits))
+            x = sampler.draw(q_scaled[-1])
             q_logits.append(logits)
             drafts.append(x)
         drafts_t = torch.cat(drafts)
-        q = run.probs(torch.cat(q_logits))
+        q = _Probs(torch.cat(q_scaled), unit_probs(torch.cat(q_logits)))
         p = run.probs(run.verifier.forward(torch.cat([v_pending, drafts_t]), keep=g + 1))
         target = build_target(rule, alpha, q.scaled, p.scaled[:g], q.unit, p.unit[:g])
         k, accept_prob = first_rejection(drafts_t, q.scaled, target, sampler.uniform(g, run.device))
