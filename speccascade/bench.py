@@ -15,21 +15,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .engine import generate
+from .engine import METHODS, generate
 from .models import ModelPair
 from .quality import rouge_l
 from .rules import RULES
 from .trace import Trace, ideal_speedup
 
-BASELINES = (
-    "verifier",
-    "drafter",
-    "seq_cascade",
-    "token_cascade",
-    "speculative",
-    "lossy_speculative",
-    "bild",
-)
+BASELINES = tuple(m for m in METHODS if m != "spec_cascade")
 
 
 @dataclass(frozen=True)
@@ -101,9 +93,11 @@ def sweep(
     variants: Sequence[Variant],
     n_alpha: int = 6,
     progress: Callable[[float, str], None] | None = None,
+    extra: Sequence[tuple[Variant, float]] = (),
     **settings,
 ) -> pd.DataFrame:
-    """Quality and cost over an alpha grid for each variant, on (prompt, reference) pairs.
+    """Quality and cost over an alpha grid for each variant, on (prompt, reference) pairs,
+    plus any `extra` (variant, alpha) points (e.g. the setting a user is looking at).
 
     Quality is ROUGE-L against the reference, or against the verifier's own answer to the same
     prompt where there is none. Latency is relative to the verifier alone on the same prompts."""
@@ -112,6 +106,7 @@ def sweep(
     refs = [ref if ref is not None else tr.text for (_, ref), tr in zip(prompts, verifier)]
     v_wall = sum(t.summary.wall_s for t in verifier)
     jobs = [(v, a) for v in variants for a in alpha_grid(v.rule_name, n_alpha)]
+    jobs += [job for job in extra if job not in jobs]
     rows = [
         {
             "method": "verifier",

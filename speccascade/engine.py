@@ -9,7 +9,6 @@ rule differ only in the `Target` that rules.py builds for it.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -282,59 +281,90 @@ class _Run:
     ) -> list[TokenRecord]:
         """TokenRecords for tokens emitted at consecutive positions (row i of each tensor is
         position i). Tensors may have fewer rows than `ids` (no drafter view of a bonus token,
-        no draft for it): those fields are None. Gathered on device, copied to host once."""
-        n, k = len(ids), self.s.record_top_k
-        idx = torch.tensor(ids, device=self.device)
-        cols: dict[str, list] = {}
+        no draft for it): those fields are None. The statistics are gathered into one table
+        on device and copied to the host once (plus once for the top-k lists): this runs every
+        round, so it is kept to a handful of tensor ops."""
+        n, k, dev = len(ids), self.s.record_top_k, self.device
+        nd = 0 if drafts is None else min(n, drafts.shape[0])
+        idx = torch.tensor(ids, device=dev)
+        # column 0: the emitted token; column 1: the draft it stands for (itself if none)
+        pick = torch.stack([idx, torch.cat([drafts[:nd], idx[nd:]]) if nd else idx], 1)
 
-        def rows(x: Tensor | None) -> int:
-            return 0 if x is None else min(n, x.shape[0])
+        def padded(x: Tensor | None, width: int) -> Tensor:
+            """x ([m <= n, width]) with NaN rows appended up to n."""
+            m = 0 if x is None else x.shape[0]
+            pad = torch.full((n - m, width), torch.nan, device=dev)
+            return pad if x is None else torch.cat([x, pad])
 
-        def put(name: str, x: Tensor | None) -> None:
-            values = [] if x is None else x.tolist()
-            cols[name] = values + [None] * (n - len(values))
+        def view(probs: Tensor | None) -> Tensor:
+            if probs is None:
+                return padded(None, 3)
+            m = min(n, probs.shape[0])
+            rows = probs[:m]
+            return padded(torch.cat([rows.gather(1, pick[:m]), rows.amax(-1, keepdim=True)], 1), 3)
 
-        def top(x: Tensor | None) -> list[list[tuple[int, float]]]:
-            if x is None or not k:
-                return [[] for _ in range(n)]
-            vals, top_ids = torch.topk(x[:n], min(k, x.shape[-1]), dim=-1)
-            found = [list(zip(i, v)) for i, v in zip(top_ids.tolist(), vals.tolist())]
-            return found + [[] for _ in range(n - len(found))]
+        nb = 0 if q is None or p is None else min(n, q.unit.shape[0], p.unit.shape[0])
+        dtv = tv_distance(p.scaled[:nb], q.scaled[:nb])[:, None] if nb else None
+        defer = None
+        if nd and target is not None and target.defer is not None:
+            defer = target.defer[:nd].gather(1, drafts[:nd, None]).float()
+        acc = accept_prob[:nd, None] if nd and accept_prob is not None else None
+        table = torch.cat(
+            [view(q.unit if q else None), view(p.unit if p else None), padded(dtv, 1),
+             padded(defer, 1), padded(acc, 1)], 1
+        ).tolist()  # fmt: skip
+        draft_ids = drafts[:nd].tolist() if nd else []
+        tops = self._top_k(
+            [x.unit if x else None for x in (q, p)] + [target.law if target else None], n, k
+        )
 
-        qu, pu = (q.unit if q else None), (p.unit if p else None)
-        nq, np_ = rows(qu), rows(pu)
-        arange = functools.partial(torch.arange, device=self.device)
-        put("q", qu[arange(nq), idx[:nq]] if q else None)
-        put("p", pu[arange(np_), idx[:np_]] if p else None)
-        put("max_q", qu[:nq].amax(-1) if q else None)
-        put("max_p", pu[:np_].amax(-1) if p else None)
-        nb = min(nq, np_)
-        put("dtv", tv_distance(p.scaled[:nb], q.scaled[:nb]) if q and p else None)
-        nd = rows(drafts)
-        d_rows, d_ids = arange(nd), (drafts[:nd] if nd else None)
-        put("draft_id", d_ids)
-        put("draft_q", qu[d_rows, d_ids] if nd and q else None)
-        put("draft_p", pu[d_rows, d_ids] if nd and p else None)
-        has_defer = nd and target is not None and target.defer is not None
-        put("defer", target.defer[d_rows, d_ids] if has_defer else None)
-        put("accept_prob", accept_prob[:nd] if nd and accept_prob is not None else None)
-        top_q, top_p = top(qu), top(pu)
-        top_pi = top(target.law if target is not None else None)
+        def val(x: float) -> float | None:
+            return None if x != x else x  # NaN: not known at this position
+
         first = len(self.new_ids)
-        return [
-            TokenRecord(
-                position=first + i,
-                token_id=ids[i],
-                text="",  # filled in by _admit, which sees the whole sequence
-                source=sources[i],
-                round=len(self.rounds),
-                **{name: values[i] for name, values in cols.items()},
-                top_q=top_q[i],
-                top_p=top_p[i],
-                top_pi=top_pi[i],
+        out = []
+        for i in range(n):
+            qx, qd, mq, px, pd_, mp, tv, df, ap = table[i]
+            drafted = i < nd
+            out.append(
+                TokenRecord(
+                    position=first + i,
+                    token_id=ids[i],
+                    text="",  # filled in by _admit, which sees the whole sequence
+                    source=sources[i],
+                    round=len(self.rounds),
+                    q=val(qx),
+                    p=val(px),
+                    max_q=val(mq),
+                    max_p=val(mp),
+                    dtv=val(tv),
+                    draft_id=draft_ids[i] if drafted else None,
+                    draft_q=val(qd) if drafted else None,
+                    draft_p=val(pd_) if drafted else None,
+                    defer=None if df != df else bool(df),
+                    accept_prob=val(ap),
+                    top_q=tops[0][i],
+                    top_p=tops[1][i],
+                    top_pi=tops[2][i],
+                )
             )
-            for i in range(n)
-        ]
+        return out
+
+    @staticmethod
+    def _top_k(dists: list[Tensor | None], n: int, k: int) -> list[list[list[tuple[int, float]]]]:
+        """Top-k (id, prob) lists for the first n rows of each distribution, in one topk."""
+        parts = [d[:n] for d in dists if d is not None and k]
+        found: list[list] = []
+        if parts:
+            stacked = torch.cat(parts)
+            vals, top_ids = torch.topk(stacked, min(k, stacked.shape[-1]), dim=-1)
+            found = [list(zip(i, v)) for i, v in zip(top_ids.tolist(), vals.tolist())]
+        out, at = [], 0
+        for d in dists:
+            m = 0 if d is None or not k else min(n, d.shape[0])
+            out.append(found[at : at + m] + [[] for _ in range(n - m)])
+            at += m
+        return out
 
     # -- accounting ------------------------------------------------------------------------
     def _admit(self, records: list[TokenRecord]) -> list[TokenRecord]:

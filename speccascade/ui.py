@@ -309,11 +309,19 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
     def whatif(trace, method, rule, alpha):
         """Re-colour the last run for a new alpha from its recorded numbers (no model runs)."""
         if trace is None:
-            return viz.token_html(None)
+            return viz.token_html(None), "Run first; then move alpha to see what would change."
         r = viz.rule_for(method, rule)
         if r is None or r.defer is None:
-            return viz.token_html(trace.tokens)
-        return viz.token_html(trace.tokens, viz.whatif_decisions(trace, r, _num(alpha)))
+            return viz.token_html(trace.tokens), "This method has no deferral rule to re-evaluate."
+        decisions = viz.whatif_decisions(trace, r, _num(alpha))
+        drafted = [d for d in decisions if d is not None]
+        ran = sum(bool(t.defer) for t in trace.tokens if t.draft_id is not None)
+        note = (
+            f"**What-if** (no models run): at alpha = {_num(alpha):g}, {r.label} would defer "
+            f"{sum(drafted)} of the {len(drafted)} drafted tokens (dashed outlines); the run "
+            f"deferred {ran}. Press Run to see the output it would give."
+        )
+        return viz.token_html(trace.tokens, decisions), note
 
     @_user_error
     def inspect_position(trace, position, method, rule, alpha, preset, drafter, verifier):
@@ -365,6 +373,8 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         verifier,
         source,
         n_alpha,
+        rule,
+        alpha,
         gamma,
         temperature,
         max_new_tokens,
@@ -372,7 +382,8 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         x_axis,
         progress=gr.Progress(),
     ):
-        """Quality vs latency over an alpha grid for every rule (and lossy SD, BiLD*)."""
+        """Quality vs latency over an alpha grid for every rule (and lossy SD, BiLD*), with
+        the current rule and alpha marked."""
         n_alpha = _int(n_alpha)
         if not 2 <= n_alpha <= 11:
             raise SpecCascadeError(f"alphas per rule must be in [2, 11]; got {n_alpha}")
@@ -383,7 +394,8 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             prompts = [(check_prompt(prompt, config), None)]
         variants = [Variant("spec_cascade", r) for r in SPEC_CASCADE_RULES]
         variants += [Variant("lossy_speculative"), Variant("bild")]
-        runs = len(prompts) * (1 + n_alpha * len(variants))
+        current = (Variant("spec_cascade", rule), round(_num(alpha), 4))
+        runs = len(prompts) * (2 + n_alpha * len(variants))
         check_budget(_int(max_new_tokens), runs, config)
         pair = get_pair(preset, drafter, verifier, progress)
         table = sweep(
@@ -396,13 +408,15 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             temperature=_num(temperature),
             max_new_tokens=_int(max_new_tokens),
             seed=_int(seed),
+            extra=[current],
         )
         x = (
             "verifier_calls_per_token"
             if x_axis == "verifier calls per token"
-            else ("relative_latency")
+            else "relative_latency"
         )
-        return viz.quality_latency(table, x=x), table.round(4)
+        mark = table[(table.method == current[0].label) & (table.alpha == current[1])].iloc[0]
+        return viz.quality_latency(table, current=mark.to_dict(), x=x), table.round(4)
 
     with gr.Blocks(title="speccascade") as demo:
         gr.Markdown(f"# {i18n('title')}")
@@ -524,7 +538,7 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         )
         sweep_btn.click(
             run_sweep,
-            [prompt, *models, source, n_alpha, *knobs, x_axis],
+            [prompt, *models, source, n_alpha, rule, alpha, *knobs, x_axis],
             [sweep_fig, sweep_table],
             api_name="sweep",
             concurrency_limit=config.concurrency,
@@ -550,7 +564,11 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             queue=False,
         )
         alpha.release(
-            whatif, [trace_state, method, rule, alpha], tokens, api_name="whatif", queue=False
+            whatif,
+            [trace_state, method, rule, alpha],
+            [tokens, status],
+            api_name="whatif",
+            queue=False,
         )
         position.release(
             inspect_position,

@@ -76,10 +76,10 @@ def test_run_returns_text_trace_and_figures(client):
 
 def test_whatif_recolours_the_same_sessions_trace(client):
     client.predict(*run_args(max_new_tokens=24), api_name="/run")
-    html = client.predict(None, "spec_cascade", "token_v3", -0.1, api_name="/whatif")
-    assert "dashed" in html  # alpha < 0 would defer every draft
-    html = client.predict(None, "spec_cascade", "token_v3", 1.0, api_name="/whatif")
-    assert "dashed" not in html
+    html, note = client.predict(None, "spec_cascade", "token_v3", -0.1, api_name="/whatif")
+    assert "dashed" in html and "What-if" in note  # alpha < 0 would defer every draft
+    html, note = client.predict(None, "spec_cascade", "token_v3", 1.0, api_name="/whatif")
+    assert "dashed" not in html and "would defer 0 of" in note
 
 
 def test_compare_returns_every_baseline(client):
