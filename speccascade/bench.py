@@ -4,6 +4,7 @@ quality-latency benchmark (`speccascade bench`) with Hugging Face baselines."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import platform
 import resource
@@ -602,7 +603,6 @@ def report_html(agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dic
             )
             first = False
     import html as _html
-    import json
 
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>speccascade bench</title>
 <style>body{{font-family:sans-serif;max-width:1200px;margin:auto}} table{{border-collapse:collapse}}
@@ -614,3 +614,33 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:13px}}</style></head><bod
 <h2>Curves</h2>{"".join(parts)}
 <h2>All configurations</h2>{agg.drop(columns=[]).round(4).to_html(index=False)}
 </body></html>"""
+
+
+def report_markdown(agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dict) -> str:
+    """The tables of BENCHMARKS.md, straight from a run."""
+
+    def cell(x) -> str:
+        if isinstance(x, float):
+            return "" if x != x else f"{x:.3f}"
+        return "" if x is None else str(x).replace("|", "\\|")
+
+    def fmt(df: pd.DataFrame) -> str:  # pandas' to_markdown needs tabulate; this is enough
+        if not len(df):
+            return "(none)"
+        rows = [list(map(str, df.columns)), ["---"] * len(df.columns)]
+        rows += [[cell(x) for x in r] for r in df.itertuples(index=False)]
+        return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+    lines = ["## Machine and run", "", fmt(pd.DataFrame(list(meta.items()), columns=["setting", "value"])),
+             "", "## Trade-off table (paper's Table 2 shape)", "",
+             "(a) latency reduction relative to the verifier alone at the verifier's quality; "
+             "(b) the best quality reachable without exceeding the verifier's latency.", "",
+             fmt(table), ""]  # fmt: skip
+    cols = ["family", "alpha", "gamma", "quality", "agreement", "relative_latency",
+            "verifier_calls_per_token", "acceptance_rate", "mean_accepted_length", "wall_s",
+            "peak_mb"]  # fmt: skip
+    for temp in sorted(agg.temperature.unique()):
+        lines += [f"## All configurations, T = {temp:g}", "",
+                  fmt(agg[agg.temperature == temp][cols]), ""]  # fmt: skip
+    lines += ["## Targets", "", "```json", json.dumps(targets, indent=1, default=str), "```", ""]
+    return "\n".join(lines)

@@ -152,6 +152,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         engine_targets,
         machine_info,
         report_html,
+        report_markdown,
         run_bench,
         tradeoff_table,
     )
@@ -202,9 +203,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         json.dumps({"meta": meta, "targets": targets}, indent=1, default=str)
     )
     (out / "report.html").write_text(report_html(agg, table, targets, meta))
+    (out / "report.md").write_text(report_markdown(agg, table, targets, meta))
     print(table.round(3).to_string(index=False))
     print(json.dumps(targets, indent=1, default=str))
-    print(f"wrote {out}/report.html, summary.csv, table.csv, raw.csv, targets.json")
+    print(f"wrote {out}/report.html, report.md, summary.csv, table.csv, raw.csv, targets.json")
     return 0
 
 

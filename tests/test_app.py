@@ -103,6 +103,33 @@ def test_compare_returns_every_baseline(client):
     assert bars["type"] == "plotly"
 
 
+def test_sweep_marks_the_current_setting(client):
+    fig, table = client.predict(
+        QUESTION,
+        "demo",
+        "",
+        "",
+        "prompt",
+        2,
+        "token_v3",
+        0.3,
+        4,
+        0.0,
+        8,
+        0,
+        "latency relative to the verifier",
+        api_name="/sweep",
+    )
+    rows = [dict(zip(table["headers"], r)) for r in table["data"]]
+    methods = {r["method"] for r in rows}
+    assert {"verifier", "lossy_speculative", "bild"} <= methods
+    assert {
+        f"spec_cascade/{r}" for r in ("chow", "diff", "opt", "token_v1", "token_v2", "token_v3")
+    } <= methods
+    assert any(r["method"] == "spec_cascade/token_v3" and r["alpha"] == 0.3 for r in rows)
+    assert '"current"' in fig["plot"]
+
+
 def test_rule_info(client):
     info = client.predict("spec_cascade", "opt", api_name="/rule_info")
     assert info["alpha_sd"] == "-inf" and info["slider"] == [-2, 2]

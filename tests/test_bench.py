@@ -119,7 +119,7 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
         ]
     )
     assert code == 0
-    for name in ("report.html", "summary.csv", "table.csv", "raw.csv", "targets.json"):
+    for name in ("report.html", "report.md", "summary.csv", "table.csv", "raw.csv", "targets.json"):
         assert (out / name).stat().st_size > 0
     summary = pd.read_csv(out / "summary.csv")
     assert {"spec_cascade", HF_ASSISTED, "verifier"} <= set(summary.method)
