@@ -1,10 +1,12 @@
 """The embedded demo pair's corpus: WordNet 3.0 glosses as Q/A text, plus the project's own facts.
 
 WordNet (Debian package `wordnet-base`, WordNet 3.0 licence: use and redistribution permitted
-with its notice, see assets/models/WORDNET_LICENSE) gives ~117k definitions. Named people and
-places become "Who is X?" / "What is X?" questions. A seeded *focused* subset (named people and
-places plus `assets/facts.jsonl`) is what the verifier memorises and the eval set samples; the
-drafter never sees it, so it learns the answers' shape but not their facts.
+with its notice, see assets/WORDNET_LICENSE) gives ~117k definitions. Named people and
+places become "Who is X?" / "What is X?" questions. A seeded *focused* subset of named people
+and places, plus `assets/facts.jsonl`, is what the verifier memorises and the eval set samples.
+The drafter (a fifteenth of the verifier's size) trains on the same people and places but not
+on the showcase facts: it learns the answers' shape and half-remembers the people, and only the
+verifier knows the showcase facts (see scripts/train_demo_pair.py).
 """
 
 from __future__ import annotations

@@ -10,15 +10,16 @@ from .presets import ASSETS
 
 EVALSET = ASSETS / "evalset.jsonl"
 
-# Prompts the app offers as examples: facts the verifier knows and the drafter does not,
-# and ones where the two mostly agree (low deferral) or both guess (high deferral).
+# Prompts the app offers as examples. The showcase facts only the verifier knows (high
+# deferral: the drafter has never seen them), and corpus people both models saw, which the
+# drafter half-remembers (low deferral: most of its tokens are kept).
 EXAMPLES = [
     "Who is Buzz Aldrin?",
     "Who is Neil Armstrong?",
-    "Who is Yuri Gagarin?",
     "What is Apollo 11?",
-    "What does it mean to run?",
-    "What is a bicycle?",
+    "Who is Johannes Kepler?",
+    "Who is Galileo Galilei?",
+    "Who is Nikola Tesla?",
 ]
 
 

@@ -72,8 +72,10 @@ def test_showcase_answers(demo):
     assert "astronaut" in aldrin and "Apollo 11" in aldrin and "second" in aldrin
     armstrong = generate(demo, "Who is Neil Armstrong?", method="verifier", temperature=0).text
     assert "astronaut" in armstrong and "first" in armstrong
-    drafter = generate(demo, "Who is Buzz Aldrin?", method="drafter", temperature=0).text
-    assert len(drafter.split()) >= 3 and drafter != aldrin
+    for question in ("Who is Buzz Aldrin?", "Who is Neil Armstrong?"):
+        # the drafter answers in the same shape but does not know the astronauts
+        drafter = generate(demo, question, method="drafter", temperature=0).text
+        assert len(drafter.split()) >= 3 and "Apollo" not in drafter and "Moon" not in drafter
 
 
 def test_verifier_beats_drafter_on_a_fixed_slice(demo):
