@@ -4,8 +4,11 @@ cache of loaded pairs, and request checks. No Gradio here, so the CLI and tests 
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import ModelLoadError, PromptError, SettingsError
@@ -47,6 +50,7 @@ class ServeConfig:
     | SPECCASCADE_QUEUE_SIZE | 16 | waiting requests before "queue full" |
     | SPECCASCADE_MAX_PAIRS | 2 | loaded pairs kept in memory |
     | SPECCASCADE_DEVICE | auto | auto, cpu, cuda |
+    | SPECCASCADE_TORCH_THREADS | 0 | CPU threads per forward; 0 = cores / concurrency |
     """
 
     allow_custom_models: bool = False
@@ -57,6 +61,14 @@ class ServeConfig:
     queue_size: int = 16
     max_pairs: int = 2
     device: str = "auto"
+    torch_threads: int = 0
+
+    def threads(self) -> int:
+        """Intra-op threads: concurrent requests on one CPU must not oversubscribe it (two
+        OpenMP teams spinning on two cores made forwards 2x slower here)."""
+        if self.torch_threads > 0:
+            return self.torch_threads
+        return max(1, (os.cpu_count() or 1) // self.concurrency)
 
     @classmethod
     def from_env(cls) -> ServeConfig:
@@ -69,6 +81,7 @@ class ServeConfig:
             queue_size=_env_int("SPECCASCADE_QUEUE_SIZE", 16),
             max_pairs=_env_int("SPECCASCADE_MAX_PAIRS", 2),
             device=os.environ.get("SPECCASCADE_DEVICE", "auto") or "auto",
+            torch_threads=_env_int("SPECCASCADE_TORCH_THREADS", 0, low=0),
         )
 
 
@@ -171,6 +184,53 @@ def check_budget(max_new_tokens: object, runs: int, config: ServeConfig) -> int:
             "Lower max new tokens or the number of alphas."
         )
     return max_new_tokens
+
+
+def in_background(
+    produce: Callable[[Callable[[], bool]], Iterator], interval: float = 0.15
+) -> Iterator[list]:
+    """Run `produce(should_stop)` in a worker thread and yield its items in batches, at most
+    one batch per `interval` seconds (the last batch as soon as it ends).
+
+    A run's timings then measure the engine, not the UI work between rounds (rendering and
+    sending each update cost ~25 ms a round in Gradio). Closing this generator (a Stop, a
+    closed page) sets should_stop, so the worker ends after its current round. Errors in the
+    worker are raised here."""
+    items: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    done = object()
+
+    def work() -> None:
+        try:
+            for item in produce(stop.is_set):
+                items.put(item)
+            items.put(done)
+        except BaseException as e:  # noqa: BLE001 - handed to the consuming thread
+            items.put(e)
+
+    worker = threading.Thread(target=work, name="speccascade-run", daemon=True)
+    worker.start()
+    try:
+        batch: list = []
+        last = time.monotonic()
+        while True:
+            timeout = max(0.0, interval - (time.monotonic() - last)) if batch else None
+            try:
+                item = items.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            if item is done:
+                yield batch
+                return
+            if isinstance(item, BaseException):
+                raise item
+            if item is not None:
+                batch.append(item)
+            if batch and time.monotonic() - last >= interval:
+                yield batch
+                batch, last = [], time.monotonic()
+    finally:
+        stop.set()
 
 
 PRESET_CHOICES = [(f"{p.name}: {p.description}", p.name) for p in PRESETS.values()]

@@ -5,6 +5,7 @@ API names (for gradio_client): /run, /stop, /compare, /sweep, /whatif, /inspect,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import tempfile
@@ -19,7 +20,14 @@ from .engine import METHODS, RoundEvent, stream
 from .errors import ModelRuntimeError, SpecCascadeError
 from .evalsets import EXAMPLES, load_evalset
 from .rules import RULES, SPEC_CASCADE_RULES
-from .serving import PRESET_CHOICES, PairCache, ServeConfig, check_budget, check_prompt
+from .serving import (
+    PRESET_CHOICES,
+    PairCache,
+    ServeConfig,
+    check_budget,
+    check_prompt,
+    in_background,
+)
 from .trace import Trace
 
 try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
@@ -269,24 +277,20 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         check_budget(_int(max_new_tokens), 1, config)
         kwargs = settings_kwargs(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
         pair = get_pair(preset, drafter, verifier, progress)
-        partial = []
-        for event in stream(pair, prompt, **kwargs):
-            if isinstance(event, RoundEvent):
-                partial.extend(event.tokens)
-                yield (
-                    viz.token_html(partial),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    gr.skip(),
-                    f"round {event.round.index}: {len(event.new_token_ids)} tokens",
-                )
-            else:
-                trace = event
+        partial, trace = [], None
+        events = in_background(
+            lambda should_stop: stream(pair, prompt, should_stop=should_stop, **kwargs)
+        )
+        with contextlib.closing(events):  # a Stop closes `run`, and with it the worker
+            for batch in events:
+                for event in batch:
+                    if isinstance(event, RoundEvent):
+                        partial.extend(event.tokens)
+                    else:
+                        trace = event
+                if trace is None and partial:
+                    skip = [gr.skip()] * 8
+                    yield viz.token_html(partial), *skip, f"running: {len(partial)} tokens so far"
         last = max(0, len(trace.tokens) - 1)
         r = viz.rule_for(method, rule)
         yield (
@@ -644,5 +648,9 @@ def _compare_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def launch(**kwargs) -> None:
     """Build and serve the app; kwargs go to `Blocks.launch` (server_name, server_port, ...)."""
-    demo = build_demo()
+    import torch
+
+    config = ServeConfig.from_env()
+    torch.set_num_threads(config.threads())
+    demo = build_demo(config)
     demo.launch(i18n=I18N, css=CSS, **kwargs)

@@ -346,3 +346,40 @@ def test_accept_test_is_exact_at_the_extremes():
     t = Target(other, (other - onehot).clamp_min(0), other, None)
     assert first_rejection(torch.tensor([1]), onehot, t, torch.tensor([0.0]))[0] == 0
     assert residual_probs(t, 0).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_in_background_batches_and_stops_its_worker():
+    import threading
+    import time
+
+    from speccascade.serving import in_background
+
+    produced = []
+
+    def produce(should_stop):
+        for i in range(1000):
+            if should_stop():
+                return
+            produced.append(i)
+            time.sleep(0.002)
+            yield i
+
+    batches = in_background(produce, interval=0.05)
+    first = next(batches)
+    assert first and first == list(range(len(first)))
+    batches.close()  # what Stop does
+    time.sleep(0.1)
+    n = len(produced)
+    time.sleep(0.1)
+    assert len(produced) == n < 1000  # the worker ended
+    assert not [t for t in threading.enumerate() if t.name == "speccascade-run" and t.is_alive()]
+    all_items = [x for b in in_background(lambda s: iter(range(50)), interval=0.01) for x in b]
+    assert all_items == list(range(50))
+
+    def fail(should_stop):
+        yield 1
+        raise ModelRuntimeError("boom")
+
+    with pytest.raises(ModelRuntimeError, match="boom"):
+        for _ in in_background(fail, interval=0.0):
+            pass
