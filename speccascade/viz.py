@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from .rules import RULES, Rule, decide
@@ -21,6 +22,7 @@ COLORS = {
     "verifier": "#e4d4ff",  # verifier alone
 }
 WHATIF_COLOR = "#d00000"
+DISTINCT_COLOURS = qualitative.Dark24
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -330,7 +332,10 @@ def latency_bars(table: pd.DataFrame) -> go.Figure:
 
 
 def quality_latency(
-    points: pd.DataFrame, current: dict | None = None, x: str = "relative_latency"
+    points: pd.DataFrame,
+    current: dict | None = None,
+    x: str = "relative_latency",
+    current_label: str = "current",
 ) -> go.Figure:
     """Alpha sweep: quality against latency relative to the verifier, one curve per method."""
     fig = go.Figure()
@@ -350,7 +355,7 @@ def quality_latency(
             x=[current[x]],
             y=[current["quality"]],
             mode="markers",
-            name="current",
+            name=current_label,
             marker={"symbol": "x", "size": 14, "color": "black"},
         )
     label = {
@@ -359,6 +364,7 @@ def quality_latency(
     }.get(x, x)
     fig.update_layout(
         title="Quality vs cost over alpha",
+        colorway=DISTINCT_COLOURS,  # up to 14 methods: plotly's default 10 would repeat
         xaxis_title=label,
         yaxis_title="quality (ROUGE-L)",
         height=420,
