@@ -82,7 +82,8 @@ def token_html(
             f'title="{html.escape(token_tooltip(t, decision), quote=True)}">'
             f"{html.escape(_visible(t.text))}</span>"
         )
-    return f'<div class="sc-tokens">{"".join(spans)}</div>'
+    # spaces inside the boxes are non-breaking (so they show); <wbr> lets lines wrap between tokens
+    return f'<div class="sc-tokens">{"<wbr>".join(spans)}</div>'
 
 
 def whatif_decisions(trace: Trace, rule: Rule, alpha: float) -> list[bool | None]:

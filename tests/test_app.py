@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from gradio_client import Client
 
 from speccascade.serving import PairCache, ServeConfig
@@ -29,6 +30,8 @@ def app():
     config = ServeConfig(max_new_tokens=64, max_total_tokens=1200, concurrency=2, queue_size=8)
     demo = build_demo(config, PairCache(config))
     port = free_port()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads())  # as ui.launch does
     demo.launch(
         i18n=I18N,
         css=CSS,
@@ -39,6 +42,7 @@ def app():
     )
     yield f"http://127.0.0.1:{port}/"
     demo.close()
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture()
