@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -25,10 +26,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app():
-    config = ServeConfig(max_new_tokens=64, max_total_tokens=1200, concurrency=2, queue_size=8)
-    demo = build_demo(config, PairCache(config))
+@contextlib.contextmanager
+def launched(config: ServeConfig):
+    """The app on a free loopback port, closed afterwards; yields (url, pair cache)."""
+    cache = PairCache(config)
+    demo = build_demo(config, cache)
     port = free_port()
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads())  # as ui.launch does
@@ -40,9 +42,18 @@ def app():
         server_port=port,
         quiet=True,
     )
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
-    torch.set_num_threads(threads)
+    try:
+        yield f"http://127.0.0.1:{port}/", cache
+    finally:
+        demo.close()
+        torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def app():
+    config = ServeConfig(max_new_tokens=64, max_total_tokens=1200, concurrency=2, queue_size=8)
+    with launched(config) as (url, _):
+        yield url
 
 
 @pytest.fixture()

@@ -12,13 +12,11 @@ import threading
 import time
 
 import pytest
-import torch
 from gradio_client import Client
-from test_app import free_port
+from test_app import launched
 
 from speccascade import generate
-from speccascade.serving import PairCache, ServeConfig
-from speccascade.ui import CSS, I18N, build_demo
+from speccascade.serving import ServeConfig
 
 SESSIONS = 10
 TIMEOUT_S = 240
@@ -54,29 +52,6 @@ def job_settings(i: int) -> dict:
         max_new_tokens=24,
         seed=100 + i,
     )
-
-
-@contextlib.contextmanager
-def launched(config: ServeConfig):
-    """The app on a free loopback port, closed afterwards; yields (url, pair cache)."""
-    cache = PairCache(config)
-    demo = build_demo(config, cache)
-    port = free_port()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(config.threads())  # as ui.launch does
-    demo.launch(
-        i18n=I18N,
-        css=CSS,
-        prevent_thread_lock=True,
-        server_name="127.0.0.1",
-        server_port=port,
-        quiet=True,
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/", cache
-    finally:
-        demo.close()
-        torch.set_num_threads(threads)
 
 
 @pytest.mark.load
