@@ -13,7 +13,7 @@ import time
 
 import pytest
 from gradio_client import Client
-from test_app import launched
+from test_app import launched, run_args
 
 from speccascade import generate
 from speccascade.serving import ServeConfig
@@ -60,20 +60,7 @@ def test_concurrent_sessions(capsys):
     config = ServeConfig(max_new_tokens=32, max_total_tokens=2000, concurrency=2)
     with launched(config) as (url, cache):
         warm = Client(url, verbose=False)
-        warm.predict(
-            "Who is Buzz Aldrin?",
-            "demo",
-            "",
-            "",
-            "spec_cascade",
-            "token_v3",
-            0.3,
-            4,
-            0.0,
-            16,
-            0,
-            api_name="/run",
-        )
+        warm.predict(*run_args(max_new_tokens=16), api_name="/run")
         warm.predict(
             "Who is Buzz Aldrin?",
             "demo",
@@ -93,19 +80,7 @@ def test_concurrent_sessions(capsys):
         def session(i: int) -> None:
             client = Client(url, verbose=False)
             s = job_settings(i)
-            args = (
-                "Who is Neil Armstrong?" if i % 2 else "What is Apollo 11?",
-                "demo",
-                "",
-                "",
-                s["method"],
-                s["rule"],
-                s["alpha"],
-                s["gamma"],
-                s["temperature"],
-                s["max_new_tokens"],
-                s["seed"],
-            )
+            args = run_args("Who is Neil Armstrong?" if i % 2 else "What is Apollo 11?", **s)
             start = time.perf_counter()
             kind = ("run", "compare", "stop")[i % 3]
             try:
@@ -194,20 +169,9 @@ def test_concurrent_sessions(capsys):
         assert completed == SESSIONS  # the default queue holds them all
         assert after <= baseline + 150, f"memory did not return: {baseline:.0f} -> {after:.0f} MB"
         # the app still serves
-        status = Client(url, verbose=False).predict(
-            "Who is Buzz Aldrin?",
-            "demo",
-            "",
-            "",
-            "spec_cascade",
-            "token_v3",
-            0.3,
-            4,
-            0.0,
-            8,
-            0,
-            api_name="/run",
-        )[-1]
+        status = Client(url, verbose=False).predict(*run_args(max_new_tokens=8), api_name="/run")[
+            -1
+        ]
         assert status.startswith("done:")
 
 
@@ -217,10 +181,13 @@ def test_a_burst_beyond_the_queue_is_refused_clearly():
     once, the rest complete, and the app serves the next request."""
     config = ServeConfig(max_new_tokens=32, max_total_tokens=2000, concurrency=1, queue_size=2)
     with launched(config) as (url, _):
-        args = ("Who is Buzz Aldrin?", "demo", "", "", "verifier", "token_v3", 0.3, 4, 0.0)
         clients = [Client(url, verbose=False) for _ in range(8)]
-        clients[0].predict(*args, 8, 0, api_name="/run")  # load the pair first
-        jobs = [c.submit(*args, 32, i, api_name="/run") for i, c in enumerate(clients)]
+        solo = run_args(method="verifier", max_new_tokens=8)
+        clients[0].predict(*solo, api_name="/run")  # load the pair first
+        jobs = [
+            c.submit(*run_args(method="verifier", max_new_tokens=32, seed=i), api_name="/run")
+            for i, c in enumerate(clients)
+        ]
         outcomes = []
         for job in jobs:
             try:
@@ -231,4 +198,4 @@ def test_a_burst_beyond_the_queue_is_refused_clearly():
         assert refused and all("queue is full" in str(e).lower() for e in refused), refused
         done = [o for o in outcomes if not isinstance(o, Exception)]
         assert len(done) >= 2 and all(o.startswith("done:") for o in done), done
-        assert clients[0].predict(*args, 8, 0, api_name="/run")[-1].startswith("done:")
+        assert clients[0].predict(*solo, api_name="/run")[-1].startswith("done:")
