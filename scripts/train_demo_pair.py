@@ -1,12 +1,13 @@
-"""Build the corpus and tokenizer, train the embedded demo pair, evaluate it, write assets/.
+"""Build the corpus and tokenizer, train the embedded demo pair, evaluate it, write the package
+data in speccascade/data/.
 
     python scripts/train_demo_pair.py                 # everything (about an hour on 2 CPU cores)
     python scripts/train_demo_pair.py --eval-only     # re-evaluate the committed pair
 
 Seeded end to end. Writes standard Hugging Face folders (config, generation_config, tokenizer,
-safetensors) to assets/models/demo-{drafter,verifier}, the eval set to assets/evalset.jsonl and
-a report (sizes, hyper-parameters, wall time, losses, quality, forward costs) to
-assets/models/TRAINING.json and TRAINING.md. See speccascade/demo_corpus.py for the corpus.
+safetensors) to speccascade/data/models/demo-{drafter,verifier}, the eval set to
+speccascade/data/evalset.jsonl and a report to speccascade/data/models/TRAINING.json and
+TRAINING.md. See scripts/demo_corpus.py for the corpus.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import random
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -27,10 +28,12 @@ from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTra
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from demo_corpus import QA, build_corpus, was_variant, write_eval_set  # noqa: E402
 
 from speccascade import generate, load_pair  # noqa: E402
-from speccascade.demo_corpus import QA, build_corpus, write_eval_set  # noqa: E402
-from speccascade.quality import rouge_l  # noqa: E402
+from speccascade.quality import rouge_l, states_facts  # noqa: E402
 
 EOS, PAD = "<|endoftext|>", "<|pad|>"
 # The corpus's Q/A format; the leading EOS matches training, where every document follows one.
@@ -51,36 +54,50 @@ class ModelSpec:
     tokens: int  # training budget
     lr: float
     focused_share: float  # fraction of each batch drawn from the focused set
-    sees_showcase: bool  # whether the focused set includes assets/facts.jsonl
+    knows_hard: bool  # the verifier learns the hard set and both answers of the easy set
+    refine_tokens: int = 0  # a second phase on the focused set alone (see REFINE_REPEATS)
+    refine_lr: float = 1.5e-3
 
 
 SPECS = {
     "drafter": ModelSpec(
         hidden=128,
-        layers=1,
+        layers=1,  # one layer: on a CPU a small model's forward cost is per layer
         heads=4,
         intermediate=384,
         tie=True,
-        tokens=6_000_000,
+        tokens=5_000_000,
         lr=3e-3,
-        focused_share=0.9,
-        sees_showcase=False,
+        focused_share=0.5,
+        knows_hard=False,
     ),
     "verifier": ModelSpec(
-        hidden=224,
-        layers=10,  # deep rather than wide: on a CPU a small model's forward cost is per layer
+        hidden=192,
+        layers=18,  # deep rather than wide: a forward's CPU cost is mostly per layer
         heads=4,
-        intermediate=608,
-        tie=False,
-        tokens=4_500_000,
+        intermediate=512,
+        tie=True,
+        tokens=3_200_000,
         lr=2e-3,
-        focused_share=0.8,
-        sees_showcase=True,
+        focused_share=0.75,
+        knows_hard=True,
+        refine_tokens=1_720_000,
     ),
 }
+# How often each answer appears in the verifier's focused stream: the long answer more often
+# than the short one, so its greedy answer is the detailed one and the short one keeps real
+# probability (about 2:3 at the first token where they differ).
+LONG_REPEATS, SHORT_REPEATS, HARD_REPEATS = 3, 2, 2
+# The verifier's second phase: memorise the hard set harder, and give the easy set's two
+# wordings equal weight (the first phase left the short wording too little probability for a
+# token rule to keep it), except the project's showcase facts, whose long answer stays the
+# verifier's greedy choice (so lossless SD visibly rewrites the drafter's answer).
+REFINE_REPEATS = {"easy_long": 2, "easy_short": 2, "fact_long": 3, "fact_short": 2, "hard": 3}
 
 
 def train_tokenizer(texts: list[str], vocab: int) -> PreTrainedTokenizerFast:
+    """Byte-level BPE; `texts` may repeat a document to weight it (the showcase words and
+    the Chinese answers should be whole tokens, so the token strip reads as words)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -98,13 +115,56 @@ def train_tokenizer(texts: list[str], vocab: int) -> PreTrainedTokenizerFast:
     return fast
 
 
-def stream(tokenizer, items: list[QA]) -> torch.Tensor:
-    """Documents packed back to back, each preceded by EOS (as the chat template does)."""
-    texts = [f"Q: {x.question}\nA: {x.answer}{EOS}" for x in items]
+def stream(tokenizer, items: list[tuple[QA, str]], seed: int = 0) -> torch.Tensor:
+    """(question, answer) documents, shuffled and packed back to back, each preceded by EOS
+    (as the chat template does)."""
+    items = list(items)
+    random.Random(seed).shuffle(items)
+    texts = [f"Q: {x.question}\nA: {answer}{EOS}" for x, answer in items]
     ids = [tokenizer.eos_token_id]
     for enc in tokenizer(texts, add_special_tokens=False)["input_ids"]:
         ids.extend(enc)
     return torch.tensor(ids, dtype=torch.long)
+
+
+def long_docs(items: list[QA]) -> list[tuple[QA, str]]:
+    return [(x, x.answer) for x in items]
+
+
+def short_docs(items: list[QA]) -> list[tuple[QA, str]]:
+    return [(x, x.short) for x in items if x.short]
+
+
+def with_variants(items: list[QA]) -> list[QA]:
+    return items + [v for x in items if (v := was_variant(x))]
+
+
+def focused_docs(corpus, knows_hard: bool) -> list[tuple[QA, str]]:
+    """The drafter: the easy set's short answers. The verifier: both answers of the easy set
+    and the hard set."""
+    easy = with_variants(corpus.easy)
+    if not knows_hard:
+        return short_docs(easy)
+    hard = with_variants(corpus.hard)
+    return (
+        long_docs(easy) * LONG_REPEATS
+        + short_docs(easy) * SHORT_REPEATS
+        + long_docs(hard) * HARD_REPEATS
+    )
+
+
+def refine_docs(corpus) -> list[tuple[QA, str]]:
+    r = REFINE_REPEATS
+    easy = with_variants(corpus.easy)
+    wordnet = [x for x in easy if x.kind != "fact"]
+    facts = [x for x in easy if x.kind == "fact"]
+    return (
+        long_docs(wordnet) * r["easy_long"]
+        + short_docs(wordnet) * r["easy_short"]
+        + long_docs(facts) * r["fact_long"]
+        + short_docs(facts) * r["fact_short"]
+        + long_docs(with_variants(corpus.hard)) * r["hard"]
+    )
 
 
 def make_model(spec: ModelSpec, tokenizer) -> LlamaForCausalLM:
@@ -129,10 +189,13 @@ def windows(data: torch.Tensor, n: int, seq: int, gen: torch.Generator) -> torch
     return torch.stack([data[s : s + seq] for s in starts.tolist()])
 
 
-def train(role: str, spec: ModelSpec, tokenizer, broad, focused, args) -> dict:
-    torch.manual_seed(args.seed + (role == "verifier"))
-    gen = torch.Generator().manual_seed(args.seed + 10 + (role == "verifier"))
-    model = make_model(spec, tokenizer)
+def train(role: str, spec: ModelSpec, tokenizer, broad, focused, args, init=None) -> dict:
+    """One training phase; `init` continues from a saved model (the refine phase)."""
+    torch.manual_seed(args.seed + (role == "verifier") + 2 * (init is not None))
+    gen = torch.Generator().manual_seed(
+        args.seed + 10 + (role == "verifier") + 2 * (init is not None)
+    )
+    model = LlamaForCausalLM.from_pretrained(init) if init else make_model(spec, tokenizer)
     params = sum(p.numel() for p in model.parameters())
     steps = spec.tokens // (args.batch * args.seq)
     warmup = max(1, steps // 30)
@@ -243,23 +306,31 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
     pair = load_pair(str(out / "demo-drafter"), str(out / "demo-verifier"))
     items = load_evalset(eval_path, limit)
     scores = {"drafter": [], "verifier": []}
+    correct = {"drafter": [], "verifier": []}
     samples = []
     for item in items:
-        row = {"question": item.question, "reference": item.answer}
+        row = {"question": item.question, "reference": item.answer, "level": item.level}
         for method in ("drafter", "verifier"):
             tr = generate(pair, item.question, method=method, temperature=0, max_new_tokens=96)
             row[method] = tr.text.strip()
             scores[method].append(rouge_l(tr.text, item.answer))
+            correct[method].append(states_facts(tr.text, item.facts))
         samples.append(row)
-    wordnet = [i for i, x in enumerate(items) if x.kind != "fact"]
-    result = {
-        m: {
-            "rouge_l": statistics.fmean(s),
-            "rouge_l_wordnet": statistics.fmean([s[i] for i in wordnet]),
-        }
-        for m, s in scores.items()
+    groups = {
+        "all": lambda x: True,
+        "easy": lambda x: x.level == "easy",
+        "hard": lambda x: x.level == "hard",
+        "zh": lambda x: x.lang == "zh",
     }
+    result = {}
+    for m in scores:
+        result[m] = {"rouge_l": statistics.fmean(scores[m])}
+        for g, keep in groups.items():
+            idx = [i for i, x in enumerate(items) if keep(x)]
+            if idx:
+                result[m][f"accuracy_{g}"] = statistics.fmean(correct[m][i] for i in idx)
     result["n"] = len(items)
+    result["n_easy"] = sum(x.level == "easy" for x in items)
     result["showcase"] = [r for r, x in zip(samples, items) if x.kind == "fact"]
     result["examples"] = samples[:8]
     result["forward_ms"] = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
@@ -299,7 +370,7 @@ def write_report(report: dict, out: Path) -> None:
             "intermediate",
             "lr",
             "focused_share",
-            "sees_showcase",
+            "knows_hard",
         ):
             lines.append(
                 f"| {key} | {t['drafter']['spec'].get(key, '')} | {t['verifier']['spec'].get(key, '')} |"
@@ -309,6 +380,11 @@ def write_report(report: dict, out: Path) -> None:
         f"| 1-token forward (ms, 64-token cache) | {fm['drafter']:.2f} | {fm['verifier']:.2f} |",
         f"| greedy ROUGE-L, eval set (n={e['n']}) | {e['drafter']['rouge_l']:.3f} | "
         f"{e['verifier']['rouge_l']:.3f} |",
+        *[
+            f"| greedy key-fact accuracy, {g} | {e['drafter'].get('accuracy_' + g, 0):.3f} | "
+            f"{e['verifier'].get('accuracy_' + g, 0):.3f} |"
+            for g in ("all", "easy", "hard", "zh")
+        ],
         "",
         f"Verifier/drafter forward-cost ratio: {e['forward_ratio']:.1f}x. "
         f"Corpus: {report.get('corpus', {})}.",
@@ -329,10 +405,10 @@ def write_report(report: dict, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "assets" / "models")
-    ap.add_argument("--evalset", type=Path, default=ROOT / "assets" / "evalset.jsonl")
+    ap.add_argument("--out", type=Path, default=ROOT / "speccascade" / "data" / "models")
+    ap.add_argument("--evalset", type=Path, default=ROOT / "speccascade" / "data" / "evalset.jsonl")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--vocab", type=int, default=2048)
+    ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
@@ -340,6 +416,7 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="multiply both token budgets")
     ap.add_argument("--only", choices=["drafter", "verifier"], default=None)
     ap.add_argument("--eval-only", action="store_true")
+    ap.add_argument("--refine-only", action="store_true", help="only the refine phase")
     ap.add_argument("--eval-limit", type=int, default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -350,15 +427,26 @@ def main() -> None:
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
-        texts = [f"Q: {x.question}\nA: {x.answer}" for x in corpus.broad + corpus.focused]
-        tokenizer = train_tokenizer(texts, args.vocab)
-        broad, focused = stream(tokenizer, corpus.broad), stream(tokenizer, corpus.focused)
-        wordnet_only = stream(tokenizer, [x for x in corpus.focused if x.kind != "fact"])
+        known = focused_docs(corpus, knows_hard=True)
+        texts = [f"Q: {x.question}\nA: {a}" for x, a in long_docs(corpus.broad)]
+        texts += [f"Q: {x.question}\nA: {a}" for x, a in known] * 8
+        texts += [f"Q: {x.question}\nA: {a}" for x, a in known if x.lang == "zh"] * 40
+        tokenizer = (
+            PreTrainedTokenizerFast.from_pretrained(args.out / "demo-verifier")
+            if args.refine_only
+            else train_tokenizer(texts, args.vocab)
+        )
+        broad = stream(tokenizer, long_docs(corpus.broad), args.seed)
+        focused = {
+            role: stream(tokenizer, focused_docs(corpus, spec.knows_hard), args.seed)
+            for role, spec in SPECS.items()
+        }
         report["corpus"] = {
             **corpus.stats(),
             "broad_tokens": len(broad),
-            "focused_tokens": len(focused),
-            "bytes_per_token": round(sum(map(len, texts)) / (len(broad) + len(focused)), 2),
+            **{f"focused_tokens_{r}": len(f) for r, f in focused.items()},
+            "vocab": len(tokenizer),
+            "astronaut_tokens": len(tokenizer(" astronaut", add_special_tokens=False)["input_ids"]),
         }
         print(report["corpus"], f"({time.time() - t0:.0f} s)", flush=True)
         report.setdefault("train", {})
@@ -366,8 +454,20 @@ def main() -> None:
             if args.only in (None, role):
                 spec = SPECS[role]
                 spec.tokens = int(spec.tokens * args.scale)
-                data = focused if spec.sees_showcase else wordnet_only
-                report["train"][role] = train(role, spec, tokenizer, broad, data, args)
+                if not args.refine_only:
+                    report["train"][role] = train(role, spec, tokenizer, broad, focused[role], args)
+                if spec.refine_tokens:
+                    phase = replace(
+                        spec,
+                        tokens=int(spec.refine_tokens * args.scale),
+                        lr=spec.refine_lr,
+                        focused_share=0.95,
+                    )
+                    refined = stream(tokenizer, refine_docs(corpus), args.seed + 1)
+                    init = args.out / f"demo-{role}"
+                    report["train"][role]["refine"] = train(
+                        role, phase, tokenizer, broad, refined, args, init=init
+                    )
         report["args"] = {k: str(v) for k, v in vars(args).items()}
     report["eval"] = evaluate(args.out, args.evalset, args.eval_limit)
     print(json.dumps({k: v for k, v in report["eval"].items() if k != "examples"}, indent=1))

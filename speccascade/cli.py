@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -47,8 +48,8 @@ def load_from_args(args: argparse.Namespace):
     return load_preset(args.preset, device=args.device, dtype=args.dtype)
 
 
-def decoding_kwargs(args: argparse.Namespace) -> dict:
-    return dict(
+def decoding_settings(args: argparse.Namespace) -> Settings:
+    return Settings(
         method=args.method,
         rule=args.rule,
         alpha=args.alpha,
@@ -58,7 +59,7 @@ def decoding_kwargs(args: argparse.Namespace) -> dict:
         top_k=args.top_k,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
-        stop=args.stop,
+        stop=tuple(args.stop or ()),
         chat=False if args.no_chat else None,
     )
 
@@ -89,7 +90,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise SpecCascadeError('give a prompt: speccascade generate "Who is Buzz Aldrin?"')
     pair = load_from_args(args)
     trace = None
-    for event in stream(pair, prompt, **decoding_kwargs(args)):
+    for event in stream(pair, prompt, decoding_settings(args)):
         if isinstance(event, RoundEvent):
             if not args.json:
                 print("".join(t.text for t in event.tokens), end="", flush=True)
@@ -115,33 +116,29 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .bench import compare, compare_variants
+    from .compare import compare, compare_variants
 
     pair = load_from_args(args)
-    kwargs = decoding_kwargs(args)
-    rule = kwargs.pop("rule")
-    kwargs.pop("method")
-    *_, (_, _, table) = compare(pair, args.prompt, compare_variants(rule), **kwargs)
+    settings = decoding_settings(args)  # each variant sets its method and rule
+    variants = compare_variants(settings.rule)
+    *_, (_, _, table) = compare(pair, args.prompt, variants, settings=settings)
     with pd.option_context("display.max_colwidth", 60, "display.width", 200):
         print(table.drop(columns=["quality_vs_reference"]).round(3).to_string(index=False))
     return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .bench import Variant, sweep
+    from .compare import Variant, sweep
 
     pair = load_from_args(args)
-    kwargs = decoding_kwargs(args)
-    for key in ("method", "rule", "alpha"):
-        kwargs.pop(key)
-    variants = [Variant("spec_cascade", r) for r in args.rules.split(",")]
-    table = sweep(pair, [(args.prompt, None)], variants, n_alpha=args.alphas, **kwargs)
+    settings = decoding_settings(args)  # each job sets its method, rule and alpha
+    variants = [Variant.cascade(r) for r in args.rules.split(",")]
+    table = sweep(pair, [(args.prompt, None)], variants, n_alpha=args.alphas, settings=settings)
     print(table.round(3).to_string(index=False))
     return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import json
     from pathlib import Path
 
     from tqdm import tqdm
@@ -150,24 +147,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
         aggregate,
         bench_configs,
         engine_targets,
+        eval_targets,
         machine_info,
-        report_html,
-        report_markdown,
         run_bench,
+        story_targets,
         tradeoff_table,
     )
-    from .evalsets import EVALSET, load_evalset
+    from .evalsets import EVALSET, find_item, load_evalset, story_question
+    from .report import write_report
 
     pair = load_from_args(args)
     path = Path(args.evalset) if args.evalset else EVALSET
-    items = [(x.question, x.answer) for x in load_evalset(path, limit=args.limit)]
+    items = load_evalset(path, limit=args.limit)
     gammas = [int(g) for g in args.gammas.split(",")]
     temps = [float(t) for t in args.temperatures.split(",")]
     rules = args.rules.split(",")
     configs = bench_configs(rules, args.alphas, gammas, temps, hf=not args.no_hf)
-    bar = tqdm(total=len(items) * args.repeats * len(configs), unit="run", desc="bench")
+    bar = tqdm(unit="run", desc="bench")
 
     def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
         bar.update(done - bar.n)
         bar.set_postfix_str(label[:40])
 
@@ -177,6 +176,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         items,
         configs,
         repeats=args.repeats,
+        samples=args.samples,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
         progress=progress,
@@ -184,26 +184,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bar.close()
     agg = aggregate(raw)
     table = tradeoff_table(agg, tolerance=args.tolerance)
-    targets = engine_targets(agg, raw, gamma=gammas[0]) if not args.no_hf and 0.0 in temps else {}
+    targets: dict = {"eval": eval_targets(agg, raw, gamma=gammas[0])}
+    if not args.no_hf and 0.0 in temps:
+        targets["engine"] = engine_targets(agg, gamma=gammas[0])
+    easy, hard = find_item(story_question("easy"), path), find_item(story_question("hard"), path)
+    if easy and hard and not args.no_story:
+        targets["story"] = story_targets(pair, easy, hard, repeats=args.repeats + 2)
     meta = {
         **machine_info(pair),
-        "prompts": len(items),
-        "repeats": args.repeats,
+        "questions": len(items),
+        "levels": dict(raw.drop_duplicates("item").level.value_counts()),
+        "repeats_greedy": args.repeats,
+        "samples_per_question_T>0": max(args.repeats, args.samples),
         "configs": len(configs),
         "max_new_tokens": args.max_new_tokens,
+        "hf_assisted": "num_assistant_tokens = gamma, schedule constant, "
+        "assistant_confidence_threshold 0 (off), greedy; 1 warm-up run",
+        "warmup_runs": 2,
         "wall_minutes": round((time.time() - start) / 60, 1),
         "command": "speccascade " + " ".join(sys.argv[1:]),
     }
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    raw.drop(columns=["token_ids"]).to_csv(out / "raw.csv", index=False)
-    agg.to_csv(out / "summary.csv", index=False)
-    table.to_csv(out / "table.csv", index=False)
-    (out / "targets.json").write_text(
-        json.dumps({"meta": meta, "targets": targets}, indent=1, default=str)
-    )
-    (out / "report.html").write_text(report_html(agg, table, targets, meta))
-    (out / "report.md").write_text(report_markdown(agg, table, targets, meta))
+    write_report(out, raw, agg, table, targets, meta)
     print(table.round(3).to_string(index=False))
     print(json.dumps(targets, indent=1, default=str))
     print(f"wrote {out}/report.html, report.md, summary.csv, table.csv, raw.csv, targets.json")
@@ -242,7 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="quality-latency benchmark over the eval set")
     bench.add_argument("--limit", type=int, default=20, help="questions from the eval set")
     bench.add_argument("--evalset", default=None, help="a JSONL of question/answer/kind rows")
-    bench.add_argument("--repeats", type=int, default=3)
+    bench.add_argument("--repeats", type=int, default=3, help="timed runs per greedy config")
+    bench.add_argument(
+        "--samples", type=int, default=5, help="seeds per question at T > 0 (also timed)"
+    )
+    bench.add_argument("--no-story", action="store_true", help="skip the story targets")
     bench.add_argument("--alphas", type=int, default=5, help="alphas per swept method")
     bench.add_argument("--gammas", default="4", help="comma-separated draft windows")
     bench.add_argument("--temperatures", default="0,1", help="comma-separated")

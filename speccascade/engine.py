@@ -1,10 +1,11 @@
 """The decoding loops: autoregressive, speculative (every target), token and sequence cascades.
 
 Each loop is a generator of rounds: it yields the tokens a round emitted (as TokenRecords) and
-the round's costs. `_Run` owns everything loops share: settings, the seeded sampler, the two
-models' KV caches, the token budget, stopping (EOS, stop strings, cancel) and the trace. The
-speculative loop is the only one with drafts; SD, lossy SD, BiLD* and every speculative-cascade
-rule differ only in the `Target` that rules.py builds for it.
+the round's costs (a `_Meter`). `_Run` owns everything loops share: settings, the seeded
+sampler, the two models' KV caches, the output (`_Output`: token budget, EOS, stop strings),
+cancelling and the trace. The speculative loop is the only one with drafts; SD, lossy SD, BiLD*
+and every speculative-cascade rule differ only in the `Target` that rules.py builds for it.
+`METHOD_REGISTRY` (at the end) is the one list of methods: a new method is a loop plus a row.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 
 import torch
 from torch import Tensor
@@ -20,31 +22,10 @@ from transformers import DynamicCache, PreTrainedModel
 
 from .errors import ModelRuntimeError, PromptError, SettingsError
 from .models import ModelPair
-from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target, tv_distance
+from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target
 from .sampling import Sampler, check_finite, first_rejection, residual_probs, unit_probs
-from .trace import RoundRecord, Source, TokenRecord, Trace, summarise
+from .trace import Probs, RoundRecord, Source, TokenRecord, Trace, summarise, token_records
 
-METHODS = (
-    "verifier",
-    "drafter",
-    "seq_cascade",
-    "token_cascade",
-    "speculative",
-    "lossy_speculative",
-    "bild",
-    "spec_cascade",
-)
-# The target each method runs (None: no deferral rule).
-_METHOD_RULE = {
-    "verifier": None,
-    "drafter": None,
-    "seq_cascade": "chow",
-    "token_cascade": "chow",
-    "speculative": "sd",
-    "lossy_speculative": "lossy",
-    "bild": "bild",
-}
-SPECULATIVE_METHODS = ("speculative", "lossy_speculative", "bild", "spec_cascade")
 MAX_NEW_TOKENS = 4096
 MAX_GAMMA = 32
 
@@ -68,12 +49,12 @@ class Settings:
 
     @property
     def target_rule(self) -> Rule | None:
-        name = self.rule if self.method == "spec_cascade" else _METHOD_RULE[self.method]
-        return RULES[name] if name else None
+        return METHOD_REGISTRY[self.method].target_rule(self.rule)
 
     def validated(self, max_new_tokens_limit: int = MAX_NEW_TOKENS) -> Settings:
         """A copy with defaults filled in, or a SettingsError naming the bad field."""
-        if self.method not in METHODS:
+        method = METHOD_REGISTRY.get(self.method)
+        if method is None:
             raise SettingsError(
                 f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}"
             )
@@ -81,9 +62,9 @@ class Settings:
             raise SettingsError(
                 f"unknown rule {self.rule!r}; choose one of {', '.join(SPEC_CASCADE_RULES)}"
             )
-        if self.method == "spec_cascade" and self.rule not in SPEC_CASCADE_RULES:
+        if method.rules and self.rule not in method.rules:
             raise SettingsError(
-                f"spec_cascade needs a rule in {', '.join(SPEC_CASCADE_RULES)}; got {self.rule!r}"
+                f"{method.name} needs a rule in {', '.join(method.rules)}; got {self.rule!r}"
             )
         _check_int("gamma", self.gamma, 1, MAX_GAMMA)
         _check_int("max_new_tokens", self.max_new_tokens, 1, max_new_tokens_limit)
@@ -98,12 +79,19 @@ class Settings:
             raise SettingsError("stop strings must be non-empty strings")
         rule = self.target_rule
         alpha = self.alpha
-        if rule is not None and rule.name != "sd":
+        if rule is not None and rule.has_alpha:
             alpha = rule.alpha_default if alpha is None else alpha
             _check_float(
                 f"alpha for {rule.name}", alpha, rule.alpha_min, rule.alpha_max, finite=False
             )
         return replace(self, alpha=alpha, stop=stop)
+
+
+# What the app, the CLI's examples and the bench's story use: on the embedded pair these show
+# the method's story (an easy question keeps the drafter's short answer; a hard one defers).
+APP_DEFAULTS = Settings(
+    method="spec_cascade", rule="token_v3", alpha=0.5, gamma=5, temperature=0.0, max_new_tokens=64
+)
 
 
 def _check_int(name: str, value, low: int, high: int | None) -> None:
@@ -177,15 +165,91 @@ class _LM:
             self.cache.crop(-n)
 
 
-@dataclass
-class _Probs:
-    """A model's view of some positions: the law tokens are drawn from, and T = 1 probs."""
+class _Meter:
+    """One round's costs: forward calls and seconds of each model since the round began."""
 
-    scaled: Tensor  # [n, V]
-    unit: Tensor  # [n, V]
+    def __init__(self, run: _Run):
+        self.run, self.start = run, run.now()
+        self.calls = run.drafter.calls, run.verifier.calls
+        self.seconds = run.drafter.seconds, run.verifier.seconds
+
+    def record(self, drafted: int = 0, accepted: int = 0, draft_ids=()) -> RoundRecord:
+        d, v = self.run.drafter, self.run.verifier
+        return RoundRecord(
+            index=len(self.run.rounds),
+            start_s=self.start,
+            drafter_s=d.seconds - self.seconds[0],
+            verifier_s=v.seconds - self.seconds[1],
+            drafted=drafted,
+            accepted=accepted,
+            emitted=0,
+            drafter_calls=d.calls - self.calls[0],
+            verifier_calls=v.calls - self.calls[1],
+            draft_ids=list(draft_ids),
+        )
+
+
+class _Output:
+    """The emitted tokens and their text, cut at the token budget, EOS and stop strings."""
+
+    def __init__(self, pair: ModelPair, budget: int, capped: bool, stop: tuple[str, ...]):
+        self.pair, self.budget, self.capped, self.stop = pair, budget, capped, stop
+        self.ids: list[int] = []
+        self.text = ""
+        self.stop_reason = ""
+
+    @property
+    def remaining(self) -> int:
+        return self.budget - len(self.ids)
+
+    def admit(self, records: list[TokenRecord]) -> list[TokenRecord]:
+        """Append a round's tokens, cutting at the budget, EOS and stop strings."""
+        records = records[: self.remaining]
+        for i, r in enumerate(records):
+            if r.token_id in self.pair.eos_ids:
+                records = records[: i + 1]
+                self.stop_reason = "eos"
+                break
+        start = len(self.ids)
+        self.ids.extend(r.token_id for r in records)
+        self.text = self.pair.decode(self.ids)
+        cut = self._stop_string_cut(start) if self.stop else None
+        if cut is not None:
+            records = records[: cut - start]
+            del self.ids[cut:]
+            self.text = self.pair.decode(self.ids)
+            self.stop_reason = "stop_string"
+        for r in records:
+            r.text = self._piece(r.position)
+        if not self.stop_reason and self.remaining <= 0:
+            self.stop_reason = "context" if self.capped else "max_new_tokens"
+        return records
+
+    def _stop_string_cut(self, start: int) -> int | None:
+        """Fewest tokens whose text contains a stop string, if this round completed one."""
+        if not any(s in self.text for s in self.stop):
+            return None
+        for end in range(start + 1, len(self.ids) + 1):
+            text = self.pair.decode(self.ids[:end])
+            if any(s in text for s in self.stop):
+                return end
+        return None
+
+    def _piece(self, i: int) -> str:
+        """Text token i adds, decoded with a little left context so that byte-level and
+        sentencepiece tokens render (leading spaces, multi-byte characters)."""
+        lo = max(0, i - 6)
+        before = self.pair.decode(self.ids[lo:i], skip_special_tokens=False)
+        after = self.pair.decode(self.ids[lo : i + 1], skip_special_tokens=False)
+        if after.startswith(before):
+            return after[len(before) :]
+        return self.pair.decode([self.ids[i]], skip_special_tokens=False)
 
 
 class _Run:
+    """What the loops share: settings, the seeded sampler, the two models, the output so far
+    and the trace."""
+
     def __init__(
         self,
         pair: ModelPair,
@@ -195,7 +259,8 @@ class _Run:
         should_stop: Callable[[], bool] | None = None,
     ):
         self.pair, self.s, self.prompt_ids = pair, settings, prompt_ids
-        self.rule = settings.target_rule
+        self.method = METHOD_REGISTRY[settings.method]
+        self.rule = self.method.target_rule(settings.rule)
         self.sampler = sampler or Sampler.create(
             settings.temperature, settings.top_k, settings.top_p, settings.seed, pair.device
         )
@@ -205,8 +270,7 @@ class _Run:
         self.verifier = _LM(pair.verifier, pair.vocab_size, pair.device, "verifier")
         self.prompt = torch.tensor(prompt_ids, dtype=torch.long, device=pair.device)
         self.notes: list[str] = []
-        self.budget = settings.max_new_tokens
-        self.capped = False
+        budget, room = settings.max_new_tokens, None
         if pair.max_context is not None:
             room = pair.max_context - len(prompt_ids)
             if room < 1:
@@ -214,244 +278,78 @@ class _Run:
                     f"the prompt has {len(prompt_ids)} tokens; the models' context is "
                     f"{pair.max_context}. Shorten the prompt."
                 )
-            if room < self.budget:
-                self.budget, self.capped = room, True
+            if room < budget:
                 self.notes.append(f"max_new_tokens capped at {room} by the models' context")
-        self.new_ids: list[int] = []
+        capped = room is not None and room < budget
+        self.out = _Output(pair, room if capped else budget, capped, settings.stop)
         self.tokens: list[TokenRecord] = []
         self.rounds: list[RoundRecord] = []
-        self.text = ""
-        self.stop_reason = ""
         self.extra: dict = {}
         self.t0 = 0.0
 
-    # -- shared helpers for loops ---------------------------------------------------------
+    # -- what loops use ----------------------------------------------------------------------
     @property
     def remaining(self) -> int:
-        return self.budget - len(self.new_ids)
+        return self.out.remaining
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
 
-    def probs(self, logits: Tensor) -> _Probs:
-        return _Probs(self.sampler.probs(logits), unit_probs(logits))
+    def meter(self) -> _Meter:
+        """Start measuring a round."""
+        return _Meter(self)
 
-    def round_record(
-        self,
-        start: float,
-        d_calls0: int,
-        v_calls0: int,
-        d_s0: float,
-        v_s0: float,
-        drafted: int = 0,
-        accepted: int = 0,
-        draft_ids=(),
-    ) -> RoundRecord:
-        return RoundRecord(
-            index=len(self.rounds),
-            start_s=start,
-            drafter_s=self.drafter.seconds - d_s0,
-            verifier_s=self.verifier.seconds - v_s0,
-            drafted=drafted,
-            accepted=accepted,
-            emitted=0,
-            drafter_calls=self.drafter.calls - d_calls0,
-            verifier_calls=self.verifier.calls - v_calls0,
-            draft_ids=list(draft_ids),
-        )
+    def probs(self, logits: Tensor) -> Probs:
+        return Probs(self.sampler.probs(logits), unit_probs(logits))
 
-    def clock(self) -> tuple[float, int, int, float, float]:
-        return (
-            self.now(),
-            self.drafter.calls,
-            self.verifier.calls,
-            self.drafter.seconds,
-            self.verifier.seconds,
-        )
+    def records(self, ids: list[int], sources: list[Source], **views) -> list[TokenRecord]:
+        """TokenRecords for this round's tokens (views: q, p, target, drafts, accept_prob)."""
+        first, rnd, k = len(self.out.ids), len(self.rounds), self.s.record_top_k
+        return token_records(ids, sources, first=first, round=rnd, top_k=k, **views)
 
-    def records(
-        self,
-        ids: list[int],
-        sources: list[Source],
-        q: _Probs | None = None,
-        p: _Probs | None = None,
-        target: Target | None = None,
-        drafts: Tensor | None = None,
-        accept_prob: Tensor | None = None,
-    ) -> list[TokenRecord]:
-        """TokenRecords for tokens emitted at consecutive positions (row i of each tensor is
-        position i). Tensors may have fewer rows than `ids` (no drafter view of a bonus token,
-        no draft for it): those fields are None. The statistics are gathered into one table
-        on device and copied to the host once (plus once for the top-k lists): this runs every
-        round, so it is kept to a handful of tensor ops."""
-        n, k, dev = len(ids), self.s.record_top_k, self.device
-        nd = 0 if drafts is None else min(n, drafts.shape[0])
-        idx = torch.tensor(ids, device=dev)
-        # column 0: the emitted token; column 1: the draft it stands for (itself if none)
-        pick = torch.stack([idx, torch.cat([drafts[:nd], idx[nd:]]) if nd else idx], 1)
-
-        def padded(x: Tensor | None, width: int) -> Tensor:
-            """x ([m <= n, width]) with NaN rows appended up to n."""
-            m = 0 if x is None else x.shape[0]
-            pad = torch.full((n - m, width), torch.nan, device=dev)
-            return pad if x is None else torch.cat([x, pad])
-
-        def view(probs: Tensor | None) -> Tensor:
-            if probs is None:
-                return padded(None, 3)
-            m = min(n, probs.shape[0])
-            rows = probs[:m]
-            return padded(torch.cat([rows.gather(1, pick[:m]), rows.amax(-1, keepdim=True)], 1), 3)
-
-        nb = 0 if q is None or p is None else min(n, q.unit.shape[0], p.unit.shape[0])
-        dtv = tv_distance(p.scaled[:nb], q.scaled[:nb])[:, None] if nb else None
-        defer = None
-        if nd and target is not None and target.defer is not None:
-            defer = target.defer[:nd].gather(1, drafts[:nd, None]).float()
-        acc = accept_prob[:nd, None] if nd and accept_prob is not None else None
-        table = torch.cat(
-            [view(q.unit if q else None), view(p.unit if p else None), padded(dtv, 1),
-             padded(defer, 1), padded(acc, 1)], 1
-        ).tolist()  # fmt: skip
-        draft_ids = drafts[:nd].tolist() if nd else []
-        tops = self._top_k(
-            [x.unit if x else None for x in (q, p)] + [target.law if target else None], n, k
-        )
-
-        def val(x: float) -> float | None:
-            return None if x != x else x  # NaN: not known at this position
-
-        first = len(self.new_ids)
-        out = []
-        for i in range(n):
-            qx, qd, mq, px, pd_, mp, tv, df, ap = table[i]
-            drafted = i < nd
-            out.append(
-                TokenRecord(
-                    position=first + i,
-                    token_id=ids[i],
-                    text="",  # filled in by _admit, which sees the whole sequence
-                    source=sources[i],
-                    round=len(self.rounds),
-                    q=val(qx),
-                    p=val(px),
-                    max_q=val(mq),
-                    max_p=val(mp),
-                    dtv=val(tv),
-                    draft_id=draft_ids[i] if drafted else None,
-                    draft_q=val(qd) if drafted else None,
-                    draft_p=val(pd_) if drafted else None,
-                    defer=None if df != df else bool(df),
-                    accept_prob=val(ap),
-                    top_q=tops[0][i],
-                    top_p=tops[1][i],
-                    top_pi=tops[2][i],
-                )
-            )
-        return out
-
-    @staticmethod
-    def _top_k(dists: list[Tensor | None], n: int, k: int) -> list[list[list[tuple[int, float]]]]:
-        """Top-k (id, prob) lists for the first n rows of each distribution, in one topk."""
-        parts = [d[:n] for d in dists if d is not None and k]
-        found: list[list] = []
-        if parts:
-            stacked = torch.cat(parts)
-            vals, top_ids = torch.topk(stacked, min(k, stacked.shape[-1]), dim=-1)
-            found = [list(zip(i, v)) for i, v in zip(top_ids.tolist(), vals.tolist())]
-        out, at = [], 0
-        for d in dists:
-            m = 0 if d is None or not k else min(n, d.shape[0])
-            out.append(found[at : at + m] + [[] for _ in range(n - m)])
-            at += m
-        return out
-
-    # -- accounting ------------------------------------------------------------------------
-    def _admit(self, records: list[TokenRecord]) -> list[TokenRecord]:
-        """Append a round's tokens, cutting at the budget, EOS and stop strings."""
-        records = records[: self.remaining]
-        for i, r in enumerate(records):
-            if r.token_id in self.pair.eos_ids:
-                records = records[: i + 1]
-                self.stop_reason = "eos"
-                break
-        start = len(self.new_ids)
-        self.new_ids.extend(r.token_id for r in records)
-        self.text = self.pair.decode(self.new_ids)
-        if self.s.stop:
-            cut = self._stop_string_cut(start)
-            if cut is not None:
-                records = records[: cut - start]
-                del self.new_ids[cut:]
-                self.text = self.pair.decode(self.new_ids)
-                self.stop_reason = "stop_string"
-        for r in records:
-            r.text = self._piece(r.position)
-        if not self.stop_reason and self.remaining <= 0:
-            self.stop_reason = "context" if self.capped else "max_new_tokens"
-        return records
-
-    def _stop_string_cut(self, start: int) -> int | None:
-        """Fewest tokens whose text contains a stop string, if this round completed one."""
-        if not any(s in self.text for s in self.s.stop):
-            return None
-        for end in range(start + 1, len(self.new_ids) + 1):
-            text = self.pair.decode(self.new_ids[:end])
-            if any(s in text for s in self.s.stop):
-                return end
-        return None
-
-    def _piece(self, i: int) -> str:
-        """Text token i adds, decoded with a little left context so that byte-level and
-        sentencepiece tokens render (leading spaces, multi-byte characters)."""
-        lo = max(0, i - 6)
-        before = self.pair.decode(self.new_ids[lo:i], skip_special_tokens=False)
-        after = self.pair.decode(self.new_ids[lo : i + 1], skip_special_tokens=False)
-        if after.startswith(before):
-            return after[len(before) :]
-        return self.pair.decode([self.new_ids[i]], skip_special_tokens=False)
-
+    # -- driving a loop ----------------------------------------------------------------------
     def events(self, loop: Iterator[tuple[list[TokenRecord], RoundRecord]]):
         """Drive a loop, account for each round, yield RoundEvents and then the Trace.
 
         inference_mode is entered per step, never across a yield, so it cannot leak into the
         caller's code while the generator is suspended."""
         self.t0 = time.perf_counter()
-        while not self.stop_reason:
+        out = self.out
+        while not out.stop_reason:
             with torch.inference_mode():
                 step = next(loop, None)
                 if step is None:
                     break
                 records, rnd = step
-                records = self._admit(records)
+                records = out.admit(records)
             rnd.emitted = len(records)
             self.tokens.extend(records)
             self.rounds.append(rnd)
-            if not self.stop_reason and self.should_stop():
-                self.stop_reason = "cancelled"
-            yield RoundEvent(rnd, records, self.text, list(self.new_ids))
+            if not out.stop_reason and self.should_stop():
+                out.stop_reason = "cancelled"
+            yield RoundEvent(rnd, records, out.text, list(out.ids))
         yield self.trace(time.perf_counter() - self.t0)
 
     def trace(self, wall: float) -> Trace:
-        s = self.s
+        s, rule = self.s, self.rule
         summary = summarise(
             method=s.method,
-            rule=self.rule.name if self.rule else None,
-            alpha=s.alpha if self.rule and self.rule.name != "sd" else None,
+            rule=rule.name if rule else None,
+            alpha=s.alpha if rule and rule.has_alpha else None,
             gamma=s.gamma,
             temperature=s.temperature,
             prompt_tokens=len(self.prompt_ids),
-            new_tokens=len(self.new_ids),
+            new_tokens=len(self.out.ids),
             wall_s=wall,
             rounds=self.rounds,
-            stop_reason=self.stop_reason or "max_new_tokens",
+            stop_reason=self.out.stop_reason or "max_new_tokens",
             notes=self.notes,
-            speculative=s.method in SPECULATIVE_METHODS,
+            speculative=self.method.speculative,
         )
         return Trace(
             prompt_ids=list(self.prompt_ids),
-            new_token_ids=list(self.new_ids),
-            text=self.text,
+            new_token_ids=list(self.out.ids),
+            text=self.out.text,
             tokens=self.tokens,
             rounds=self.rounds,
             summary=summary,
@@ -467,78 +365,83 @@ def _autoregressive(run: _Run, role: str) -> Iterator[tuple[list[TokenRecord], R
     lm = run.verifier if role == "verifier" else run.drafter
     pending = run.prompt
     while run.remaining > 0:
-        clock = run.clock()
+        meter = run.meter()
         probs = run.probs(lm.forward(pending))
         x = run.sampler.draw(probs.scaled)
-        q, p = (None, probs) if role == "verifier" else (probs, None)
-        yield run.records(x.tolist(), [role], q, p), run.round_record(*clock)
+        view = {"p": probs} if role == "verifier" else {"q": probs}
+        yield run.records(x.tolist(), [role], **view), meter.record()
         pending = x
 
 
 def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
     """Draft gamma tokens with q, score them in one verifier pass, keep each with probability
     min(1, accept/q), replace the first rejected one from the residual, or add a bonus token
-    when all are kept (METHOD.md, GenSpecSample)."""
+    when all are kept (docs/method.md, section 3)."""
     rule, alpha, sampler = run.rule, run.s.alpha, run.sampler
     d_pending = v_pending = run.prompt
     while run.remaining > 0:
-        clock = run.clock()
+        meter = run.meter()
         g = min(run.s.gamma, run.remaining)
-        want_bonus = g < run.remaining
-        drafts, q_logits, q_scaled, x = [], [], [], d_pending
-        for _ in range(g):
-            logits = run.drafter.forward(x)
-            q_scaled.append(sampler.probs(logits))
-            x = sampler.draw(q_scaled[-1])
-            q_logits.append(logits)
-            drafts.append(x)
-        drafts_t = torch.cat(drafts)
-        q = _Probs(torch.cat(q_scaled), unit_probs(torch.cat(q_logits)))
-        p = run.probs(run.verifier.forward(torch.cat([v_pending, drafts_t]), keep=g + 1))
+        drafts, q = _draft(run, d_pending, g)
+        p = run.probs(run.verifier.forward(torch.cat([v_pending, drafts]), keep=g + 1))
         target = build_target(rule, alpha, q.scaled, p.scaled[:g], q.unit, p.unit[:g])
-        k, accept_prob = first_rejection(drafts_t, q.scaled, target, sampler.uniform(g, run.device))
-        kept = drafts_t[:k]
+        k, accept_prob = first_rejection(drafts, q.scaled, target, sampler.uniform(g, run.device))
         if k < g:  # rejected at row k: replace from the residual, roll both caches back
             y = sampler.draw(residual_probs(target, k)).view(1)
             run.verifier.crop(g - k)
             run.drafter.crop(g - 1 - k)
-            d_pending = y
-            sources = ["accepted"] * k + ["resampled"]
-        elif want_bonus:  # all kept: the next token comes from pi at row g (step 6)
-            if rule.needs_bonus_q:
-                q_bonus = run.probs(run.drafter.forward(drafts_t[-1:]))
-                bonus = build_target(
-                    rule, alpha, q_bonus.scaled, p.scaled[g:], q_bonus.unit, p.unit[g:]
-                )
-                q = _Probs(torch.cat([q.scaled, q_bonus.scaled]), torch.cat([q.unit, q_bonus.unit]))
-                target = target.then(bonus)
-                y = sampler.draw(bonus.law[0]).view(1)
-                d_pending = y
-            else:
-                y = sampler.draw(p.scaled[g]).view(1)
-                d_pending = torch.cat([drafts_t[-1:], y])
+            d_pending, sources = y, ["accepted"] * k + ["resampled"]
+        elif g < run.remaining:  # all kept: the next token comes from pi at row g (step 6)
+            y, d_pending, q, target = _bonus(run, drafts, q, p, target)
             sources = ["accepted"] * g + ["bonus"]
         else:  # all kept and the budget ends here: no bonus
-            y = kept[:0]
-            sources = ["accepted"] * g
-        emitted = torch.cat([kept, y])
+            y, sources = drafts[:0], ["accepted"] * g
         v_pending = y
-        rnd = run.round_record(*clock, drafted=g, accepted=k, draft_ids=drafts_t.tolist())
-        records = run.records(emitted.tolist(), sources, q, p, target, drafts_t, accept_prob)
-        yield records, rnd
+        rnd = meter.record(drafted=g, accepted=k, draft_ids=drafts.tolist())
+        emitted = torch.cat([drafts[:k], y]).tolist()
+        views = dict(q=q, p=p, target=target, drafts=drafts, accept_prob=accept_prob)
+        yield run.records(emitted, sources, **views), rnd
+
+
+def _draft(run: _Run, pending: Tensor, g: int) -> tuple[Tensor, Probs]:
+    """g drafts from the drafter, one forward each, and its laws at each of them."""
+    drafts, logits, scaled, x = [], [], [], pending
+    for _ in range(g):
+        logits.append(run.drafter.forward(x))
+        scaled.append(run.sampler.probs(logits[-1]))
+        x = run.sampler.draw(scaled[-1])
+        drafts.append(x)
+    return torch.cat(drafts), Probs(torch.cat(scaled), unit_probs(torch.cat(logits)))
+
+
+def _bonus(
+    run: _Run, drafts: Tensor, q: Probs, p: Probs, target: Target
+) -> tuple[Tensor, Tensor, Probs, Target]:
+    """The token after a fully kept window, drawn from pi at row g. Returns it, what the
+    drafter has not seen yet, and q and the target extended by row g where pi needed q there
+    (every rule but SD, whose pi is p)."""
+    g = drafts.shape[0]
+    if not run.rule.needs_bonus_q:
+        y = run.sampler.draw(p.scaled[g]).view(1)
+        return y, torch.cat([drafts[-1:], y]), q, target
+    q_bonus = run.probs(run.drafter.forward(drafts[-1:]))
+    bonus = build_target(
+        run.rule, run.s.alpha, q_bonus.scaled, p.scaled[g:], q_bonus.unit, p.unit[g:]
+    )
+    y = run.sampler.draw(bonus.law[0]).view(1)
+    return y, y, q.then(q_bonus), target.then(bonus)
 
 
 def _token_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
     """Sequential TokenCascade[Chow]: the drafter writes each token unless it is unsure
     (max q < 1 - alpha); then the verifier catches up on the tokens it has not seen (one
     forward) and writes this one. Every deferral is a serial verifier call."""
-    chow, alpha = RULES["chow"], run.s.alpha
     d_pending = v_pending = run.prompt
     while run.remaining > 0:
-        clock = run.clock()
+        meter = run.meter()
         q = run.probs(run.drafter.forward(d_pending))
         stats = Stats(q.unit, None, q.unit.amax(-1, keepdim=True), None, None)
-        defer = bool(chow.defer(stats, alpha).item())
+        defer = bool(run.rule.defer(stats, run.s.alpha).item())
         p = None
         if defer:
             p = run.probs(run.verifier.forward(v_pending))
@@ -548,9 +451,9 @@ def _token_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]
             y = run.sampler.draw(q.scaled)
             v_pending = torch.cat([v_pending, y])
         d_pending = y
-        rec = run.records(y.tolist(), ["verifier" if defer else "drafter"], q, p)[0]
+        rec = run.records(y.tolist(), ["verifier" if defer else "drafter"], q=q, p=p)[0]
         rec.defer = defer
-        yield [rec], run.round_record(*clock)
+        yield [rec], meter.record()
 
 
 def _seq_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
@@ -578,58 +481,87 @@ def _seq_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         yield from _autoregressive(run, "verifier")
 
 
-_LOOPS: dict[str, Callable[[_Run], Iterator]] = {
-    "verifier": lambda run: _autoregressive(run, "verifier"),
-    "drafter": lambda run: _autoregressive(run, "drafter"),
-    "seq_cascade": _seq_cascade,
-    "token_cascade": _token_cascade,
-    **{m: _speculative for m in SPECULATIVE_METHODS},
-}
+# -- the method registry ---------------------------------------------------------------------
+
+Loop = Callable[[_Run], Iterator[tuple[list[TokenRecord], RoundRecord]]]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registry row: how a method decodes, and what the CLI, app, compare and bench need to
+    know about it. A new method is one loop function plus one row."""
+
+    name: str
+    label: str  # what the app's method picker shows
+    loop: Loop
+    rule: str | None = None  # the target rule it always runs (None: no rule, or `rules`)
+    rules: tuple[str, ...] = ()  # the rules a user picks from; empty: the rule is fixed
+    drafts: bool = False  # proposes a window of gamma drafts (gamma matters)
+    speculative: bool = False  # draft-and-verify rounds (acceptance, the fact-5 ideal)
+
+    def target_rule(self, rule: str | None = None) -> Rule | None:
+        """The rule this method runs with; `rule` is the user's choice where it takes one."""
+        name = rule if self.rules else self.rule
+        return RULES[name] if name else None
+
+
+# fmt: off
+METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in [
+    Method(name="verifier", label="verifier alone",
+           loop=partial(_autoregressive, role="verifier")),
+    Method(name="drafter", label="drafter alone",
+           loop=partial(_autoregressive, role="drafter")),
+    Method(name="seq_cascade", label="sequence cascade (Chow)",
+           loop=_seq_cascade, rule="chow"),
+    Method(name="token_cascade", label="token cascade (sequential, Chow)",
+           loop=_token_cascade, rule="chow"),
+    Method(name="speculative", label="speculative decoding (lossless)",
+           loop=_speculative, rule="sd", drafts=True, speculative=True),
+    Method(name="lossy_speculative", label="lossy speculative decoding",
+           loop=_speculative, rule="lossy", drafts=True, speculative=True),
+    Method(name="bild", label="BiLD*",
+           loop=_speculative, rule="bild", drafts=True, speculative=True),
+    Method(name="spec_cascade", label="speculative cascade (rule below)",
+           loop=_speculative, rules=SPEC_CASCADE_RULES, drafts=True, speculative=True),
+]}
+# fmt: on
+METHODS = tuple(METHOD_REGISTRY)
+# The method that runs the user's choice of rule (the app's rule picker, compare, sweep, bench).
+CASCADE = next(m.name for m in METHOD_REGISTRY.values() if m.rules)
 
 
 def stream(
     pair: ModelPair,
     prompt: str | list[int],
-    method: str = "spec_cascade",
-    rule: str | None = "token_v3",
-    alpha: float | None = None,
-    gamma: int = 4,
-    temperature: float = 1.0,
-    top_k: int = 0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 64,
-    seed: int | None = 0,
-    stop: str | list[str] | tuple[str, ...] | None = None,
-    chat: bool | None = None,
-    record_top_k: int = 10,
+    settings: Settings | None = None,
+    *,
     should_stop: Callable[[], bool] | None = None,
+    **changes,
 ) -> Iterator[RoundEvent | Trace]:
     """Run one decoding method, yielding a RoundEvent per round and then the final Trace.
 
-    Settings and the prompt are checked before any model runs; `should_stop` is polled between
-    rounds (the trace then ends with stop_reason 'cancelled')."""
-    settings = Settings(
-        method=method,
-        rule=rule,
-        alpha=alpha,
-        gamma=gamma,
-        temperature=temperature,
-        top_k=top_k,
-        top_p=top_p,
-        max_new_tokens=max_new_tokens,
-        seed=seed,
-        stop=stop or (),
-        chat=chat,
-        record_top_k=record_top_k,
-    ).validated()
+    The run uses `settings` (default: `Settings()`) with any `changes` to its fields, e.g.
+    ``stream(pair, prompt, method="verifier", temperature=0)``. Settings and the prompt are
+    checked before any model runs; `should_stop` is polled between rounds (the trace then ends
+    with stop_reason 'cancelled')."""
+    if settings is not None and not isinstance(settings, Settings):
+        raise TypeError(f"settings must be a Settings; got {type(settings).__name__}")
+    settings = replace(settings or Settings(), **changes).validated()
     run = _Run(pair, settings, pair.encode(prompt, settings.chat), should_stop=should_stop)
-    return run.events(_LOOPS[settings.method](run))
+    return run.events(METHOD_REGISTRY[settings.method].loop(run))
 
 
-def generate(pair: ModelPair, prompt: str | list[int], **kwargs) -> Trace:
+def generate(
+    pair: ModelPair,
+    prompt: str | list[int],
+    settings: Settings | None = None,
+    *,
+    should_stop: Callable[[], bool] | None = None,
+    **changes,
+) -> Trace:
     """Run to the end and return the Trace (same arguments as `stream`)."""
     trace = None
-    for event in stream(pair, prompt, **kwargs):
+    for event in stream(pair, prompt, settings, should_stop=should_stop, **changes):
         trace = event
     assert isinstance(trace, Trace)
     return trace

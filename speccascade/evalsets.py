@@ -6,28 +6,64 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .presets import ASSETS
+from .models import DATA
 
-EVALSET = ASSETS / "evalset.jsonl"
+EVALSET = DATA / "evalset.jsonl"
 
-# Prompts the app offers as examples. The showcase facts only the verifier knows (high
-# deferral: the drafter has never seen them), and corpus people both models saw, which the
-# drafter half-remembers (low deferral: most of its tokens are kept).
-EXAMPLES = [
-    "Who is Buzz Aldrin?",
-    "Who is Neil Armstrong?",
-    "What is Apollo 11?",
-    "Who is Johannes Kepler?",
-    "Who is Galileo Galilei?",
-    "Who is Nikola Tesla?",
+
+@dataclass(frozen=True)
+class Showcase:
+    """A prompt the app offers as an example; `level` says which side of the story it shows."""
+
+    question: str
+    level: str  # easy: the drafter knows it and its short answer is kept; hard: the rule defers
+    lang: str = "en"
+
+
+# The first English and the first Chinese easy and hard questions are the story's scenes.
+SHOWCASE = [
+    Showcase("Who is Buzz Aldrin?", "easy"),
+    Showcase("Who is Michael Collins?", "hard"),
+    Showcase("Who is Albert Einstein?", "easy"),
+    Showcase("What is Apollo 11?", "easy"),
+    Showcase("Who is Margaret Hamilton?", "hard"),
+    Showcase("Who is Isaac Newton?", "easy"),
+    Showcase("Who is Eugene Cernan?", "hard"),
+    Showcase("布兹·奥尔德林是谁？", "easy", "zh"),
+    Showcase("迈克尔·柯林斯是谁？", "hard", "zh"),
+    Showcase("阿尔伯特·爱因斯坦是谁？", "easy", "zh"),
+    Showcase("阿波罗11号是什么？", "easy", "zh"),
+    Showcase("张衡是谁？", "hard", "zh"),
+    Showcase("长城是什么？", "easy", "zh"),
 ]
+EXAMPLES = [x.question for x in SHOWCASE if x.lang == "en"]
+EXAMPLES_ZH = [x.question for x in SHOWCASE if x.lang == "zh"]
+
+
+def story_question(level: str, lang: str = "en") -> str:
+    return next(x.question for x in SHOWCASE if x.level == level and x.lang == lang)
 
 
 @dataclass(frozen=True)
 class Example:
     question: str
-    answer: str
+    answer: str  # the reference (long) answer
     kind: str
+    short: str | None = None  # easy items: the short answer the drafter knows
+    facts: tuple[str, ...] = ()  # what a correct answer states (regex patterns)
+    level: str = "hard"  # easy: the drafter knows it; hard: only the verifier does
+    lang: str = "en"
+
+    def correct(self, answer: str) -> bool:
+        from .quality import states_facts
+
+        return states_facts(answer, self.facts)
+
+
+def find_item(question: str, path: Path = EVALSET) -> Example | None:
+    """The eval item for a question (exact text), so a typed prompt can be scored by facts."""
+    q = question.strip()
+    return next((x for x in load_evalset(path) if x.question == q), None)
 
 
 def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example]:
@@ -35,5 +71,6 @@ def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; rebuild it with scripts/train_demo_pair.py")
     with open(path, encoding="utf-8") as f:
-        items = [Example(**json.loads(line)) for line in f if line.strip()]
+        rows = [json.loads(line) for line in f if line.strip()]
+    items = [Example(**{**r, "facts": tuple(r.get("facts", ()))}) for r in rows]
     return items[:limit] if limit else items

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -18,6 +19,12 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 
 from .errors import ModelLoadError, PromptError, TokenizerMismatchError
+
+# Package data (the demo pair, eval set, facts): installed with the wheel, not only in a clone.
+DATA = Path(str(resources.files("speccascade") / "data"))
+# The embedded demo pair: what `load_pair()` loads, and the "demo" preset.
+DEMO_DRAFTER = str(DATA / "models" / "demo-drafter")
+DEMO_VERIFIER = str(DATA / "models" / "demo-verifier")
 
 
 @dataclass
@@ -205,9 +212,7 @@ def load_pair(
     `from_pretrained` for models too big for one device.
     """
     if drafter is None and verifier is None:
-        from .presets import DEFAULT_PRESET, PRESETS
-
-        drafter, verifier = PRESETS[DEFAULT_PRESET].drafter, PRESETS[DEFAULT_PRESET].verifier
+        drafter, verifier = DEMO_DRAFTER, DEMO_VERIFIER
     if drafter is None or verifier is None:
         raise ModelLoadError("give both a drafter and a verifier (or neither, for the demo pair)")
     dev = resolve_device(device)

@@ -6,8 +6,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ModelLoadError
+from .models import DATA, DEMO_DRAFTER, DEMO_VERIFIER, load_pair
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+__all__ = [
+    "DATA",
+    "DEFAULT_PRESET",
+    "DEMO_DRAFTER",
+    "DEMO_VERIFIER",
+    "PRESETS",
+    "Preset",
+    "get_preset",
+    "load_preset",
+]
 
 
 @dataclass(frozen=True)
@@ -18,9 +28,6 @@ class Preset:
     description: str
     offline: bool = False  # ships with the project; everything else comes from the hub
 
-
-DEMO_DRAFTER = str(ASSETS / "models" / "demo-drafter")
-DEMO_VERIFIER = str(ASSETS / "models" / "demo-verifier")
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -71,8 +78,6 @@ def get_preset(name: str | None) -> Preset:
 
 def load_preset(name: str | None = None, **kwargs):
     """Load a named pair; kwargs go to `load_pair` (device, dtype, device_map)."""
-    from .models import load_pair
-
     preset = get_preset(name)
     if preset.offline and not Path(preset.verifier).is_dir():
         raise ModelLoadError(

@@ -1,4 +1,10 @@
-"""Answer quality: ROUGE-L, first-clause exact match, agreement with the verifier, verifier NLL."""
+"""Answer quality: key-fact accuracy, ROUGE-L, first-clause match, agreement, verifier NLL.
+
+Key facts are the primary measure: an answer is correct when it states every fact of its eval
+item (short regex patterns such as "astronaut", "Apollo 11", "second (person|man)"), whatever
+its wording. A cascade that keeps the drafter's short, correct answer scores as correct; ROUGE-L
+against the reference is reported beside it and does punish other wording.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +41,28 @@ def rouge_l(candidate: str, reference: str) -> float:
         return 0.0
     precision, recall = lcs / len(c), lcs / len(r)
     return 2 * precision * recall / (precision + recall)
+
+
+def fact_hits(answer: str, facts: tuple[str, ...] | list[str]) -> list[bool]:
+    """Which key facts (case-insensitive regex patterns) the answer states."""
+    return [re.search(f, answer, re.IGNORECASE) is not None for f in facts]
+
+
+def states_facts(answer: str, facts: tuple[str, ...] | list[str]) -> bool:
+    """Correct when every key fact is stated (an item without facts is never correct)."""
+    return bool(facts) and all(fact_hits(answer, facts))
+
+
+def fact_token_mask(token_texts: list[str], facts: tuple[str, ...] | list[str]) -> list[bool]:
+    """For each token of an answer, whether it overlaps where the answer states a key fact."""
+    text = "".join(token_texts)
+    spans = [m.span() for f in facts for m in re.finditer(f, text, re.IGNORECASE)]
+    mask, at = [], 0
+    for t in token_texts:
+        lo, hi = at, at + len(t)
+        mask.append(any(a < hi and lo < b for a, b in spans) and hi > lo)
+        at = hi
+    return mask
 
 
 def first_clause(text: str) -> str:

@@ -1,8 +1,9 @@
 """Deferral rules as target laws: pi = T(q, p; alpha).
 
 A rule is one predicate `defer(stats, alpha)` plus a registry entry. The predicate sees T = 1
-statistics (METHOD.md: max q, max p and thresholds use the unscaled softmax) and returns where
-to defer. `build_target` turns it into the law the speculative loop samples against:
+statistics (docs/method.md, 7.4: max q, max p and thresholds use the unscaled softmax) and
+returns where to defer. `build_target` turns it into the law the speculative loop samples
+against:
 
 * ``mixture`` rules defer the whole position: pi = (1 - r) q + r p.
 * ``token`` rules defer single tokens (Eq. 11): pi(v) = q(v) (1 - r(v)) + p(v) eta,
@@ -33,7 +34,7 @@ def tv_distance(p: Tensor, q: Tensor) -> Tensor:
 
 
 def normalise(x: Tensor) -> Tensor:
-    """Rows divided by their sums; an all-zero row stays zero (the 0/0 guard of METHOD fact 2)."""
+    """Rows divided by their sums; an all-zero row stays zero (docs/method.md, fact 2)."""
     total = x.sum(-1, keepdim=True)
     return torch.where(total > 0, x / total.clamp_min(torch.finfo(x.dtype).tiny), 0.0)
 
@@ -85,13 +86,19 @@ class Rule:
     description: str
 
     @property
+    def has_alpha(self) -> bool:
+        """Whether alpha means anything for this rule (SD's target is p whatever alpha is)."""
+        return self.alpha_min < self.alpha_max
+
+    @property
     def needs_bonus_q(self) -> bool:
         """Whether the token after a fully accepted window needs the drafter's q there.
 
-        Every target draws it from its own law (METHOD.md step 6); for SD that law is p, so
-        the drafter forward is skipped. Lossy SD does the same with its derived law, which is
-        what makes alpha = 1 exactly the drafter (Tran-Thien's original draws it from p)."""
-        return self.name != "sd"
+        Every target draws it from its own law (docs/method.md, step 6 and 7.1); for SD (the
+        one rule without an alpha) that law is p, so the drafter forward is skipped. Lossy SD
+        does the same with its derived law, which is what makes alpha = 1 exactly the drafter
+        (Tran-Thien's original draws it from p)."""
+        return self.has_alpha
 
 
 @dataclass(frozen=True)

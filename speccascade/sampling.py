@@ -16,7 +16,7 @@ from .rules import Target, normalise
 
 
 def unit_probs(logits: Tensor) -> Tensor:
-    """The T = 1 softmax that deferral rules read (METHOD.md: "unscaled")."""
+    """The T = 1 softmax that deferral rules read (docs/method.md, section 7.4)."""
     return torch.softmax(logits.float(), dim=-1)
 
 

@@ -11,6 +11,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import pandas as pd
+import torch
+from torch import Tensor
+
+from .rules import Target, tv_distance
 
 Source = Literal["accepted", "resampled", "bonus", "drafter", "verifier"]
 
@@ -59,6 +63,107 @@ class RoundRecord:
     draft_ids: list[int] = field(default_factory=list)  # everything drafted, kept or not
 
 
+# -- building TokenRecords from a round's tensors ------------------------------------------
+
+
+@dataclass
+class Probs:
+    """A model's view of some positions: the law tokens are drawn from, and T = 1 probs."""
+
+    scaled: Tensor  # [n, V]
+    unit: Tensor  # [n, V]
+
+    def then(self, other: Probs) -> Probs:
+        """These rows followed by `other`'s."""
+        return Probs(torch.cat([self.scaled, other.scaled]), torch.cat([self.unit, other.unit]))
+
+
+# TokenRecord's per-token statistics: one column each of the table `token_records` gathers.
+STAT_COLUMNS = ("q", "draft_q", "max_q", "p", "draft_p", "max_p", "dtv", "defer", "accept_prob")
+
+
+def token_records(
+    ids: list[int],
+    sources: list[Source],
+    *,
+    first: int,
+    round: int,
+    top_k: int,
+    q: Probs | None = None,
+    p: Probs | None = None,
+    target: Target | None = None,
+    drafts: Tensor | None = None,
+    accept_prob: Tensor | None = None,
+) -> list[TokenRecord]:
+    """TokenRecords for tokens emitted at positions first, first + 1, ... (row i of each
+    tensor is the i-th of them). Tensors may have fewer rows than `ids` (no drafter view of a
+    bonus token, no draft for it): those fields are None. The statistics are gathered into one
+    table on device, a named column each, and copied to the host once (plus once for the
+    top-k lists): this runs every round, so it is kept to a handful of tensor ops."""
+    n = len(ids)
+    device = (q if q is not None else p).unit.device
+    nd = 0 if drafts is None else min(n, drafts.shape[0])
+    emitted = torch.tensor(ids, device=device)
+    cols: dict[str, Tensor] = {}
+    for name, view in (("q", q), ("p", p)):
+        if view is not None:
+            rows = view.unit[:n]
+            k = min(nd, rows.shape[0])
+            cols[name] = rows.gather(1, emitted[: rows.shape[0], None])[:, 0]
+            cols[f"draft_{name}"] = rows[:k].gather(1, drafts[:k, None])[:, 0] if k else None
+            cols[f"max_{name}"] = rows.amax(-1)
+    nb = 0 if q is None or p is None else min(n, q.unit.shape[0], p.unit.shape[0])
+    if nb:
+        cols["dtv"] = tv_distance(p.scaled[:nb], q.scaled[:nb])
+    if nd and target is not None and target.defer is not None:
+        cols["defer"] = target.defer[:nd].gather(1, drafts[:nd, None])[:, 0].float()
+    if nd and accept_prob is not None:
+        cols["accept_prob"] = accept_prob[:nd]
+    table = torch.full((n, len(STAT_COLUMNS)), torch.nan, device=device)
+    for j, name in enumerate(STAT_COLUMNS):
+        if cols.get(name) is not None:
+            table[: cols[name].shape[0], j] = cols[name]
+    draft_ids = drafts[:nd].tolist() if nd else []
+    laws = [q.unit if q is not None else None, p.unit if p is not None else None]
+    tops = _top_k(laws + [target.law if target is not None else None], n, top_k)
+    out = []
+    for i, row in enumerate(table.tolist()):
+        stats = {name: None if x != x else x for name, x in zip(STAT_COLUMNS, row)}  # NaN: unknown
+        if stats["defer"] is not None:
+            stats["defer"] = bool(stats["defer"])
+        out.append(
+            TokenRecord(
+                position=first + i,
+                token_id=ids[i],
+                text="",  # the output fills it in, seeing the whole sequence
+                source=sources[i],
+                round=round,
+                draft_id=draft_ids[i] if i < nd else None,
+                top_q=tops[0][i],
+                top_p=tops[1][i],
+                top_pi=tops[2][i],
+                **stats,
+            )
+        )
+    return out
+
+
+def _top_k(dists: list[Tensor | None], n: int, k: int) -> list[list[list[tuple[int, float]]]]:
+    """Top-k (id, prob) lists for the first n rows of each distribution, in one topk."""
+    parts = [d[:n] for d in dists if d is not None and k]
+    found: list[list] = []
+    if parts:
+        stacked = torch.cat(parts)
+        vals, top_ids = torch.topk(stacked, min(k, stacked.shape[-1]), dim=-1)
+        found = [list(zip(i, v)) for i, v in zip(top_ids.tolist(), vals.tolist())]
+    out, at = [], 0
+    for d in dists:
+        m = 0 if d is None or not k else min(n, d.shape[0])
+        out.append(found[at : at + m] + [[] for _ in range(n - m)])
+        at += m
+    return out
+
+
 @dataclass
 class Summary:
     method: str
@@ -81,7 +186,7 @@ class Summary:
     tokens_per_verifier_call: float | None
     verifier_calls_per_token: float
     cost_ratio: float | None  # drafter / verifier seconds per forward, measured in this run
-    ideal_speedup: float | None  # METHOD.md fact 5, from the two numbers above
+    ideal_speedup: float | None  # docs/method.md, fact 5, from the two numbers above
     stop_reason: str
     notes: list[str] = field(default_factory=list)
 
@@ -137,12 +242,12 @@ def _json_default(obj):
 
 
 def expected_tokens_per_call(b: float, gamma: int) -> float:
-    """METHOD fact 5: tokens per verifier call with i.i.d. acceptance b."""
+    """docs/method.md, fact 5: tokens per verifier call with i.i.d. acceptance b."""
     return gamma + 1.0 if b >= 1 else (1 - b ** (gamma + 1)) / (1 - b)
 
 
 def ideal_speedup(b: float, gamma: int, c: float) -> float:
-    """METHOD fact 5: speed-up over the verifier alone with draft/verify cost ratio c."""
+    """docs/method.md, fact 5: speed-up over the verifier alone, draft/verify cost ratio c."""
     return expected_tokens_per_call(b, gamma) / (1 + gamma * c)
 
 

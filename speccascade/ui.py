@@ -15,10 +15,10 @@ import gradio as gr
 import pandas as pd
 
 from . import viz
-from .bench import Variant, compare, compare_variants, sweep
-from .engine import METHODS, RoundEvent, stream
+from .compare import SWEPT, Variant, compare, compare_variants, sweep
+from .engine import APP_DEFAULTS, CASCADE, METHOD_REGISTRY, RoundEvent, Settings, stream
 from .errors import ModelRuntimeError, SpecCascadeError
-from .evalsets import EXAMPLES, load_evalset
+from .evalsets import SHOWCASE, load_evalset
 from .rules import RULES, SPEC_CASCADE_RULES
 from .serving import (
     PRESET_CHOICES,
@@ -79,6 +79,7 @@ I18N = gr.I18n(
         "sweep_run": "Run sweep",
         "sweep_x": "x axis",
         "status": "Status",
+        "examples": "Examples (easy: the drafter knows the answer; hard: only the verifier does)",
     },
     zh={
         "title": "speccascade — 逐词观察小模型与大模型如何协作决策",
@@ -117,6 +118,7 @@ I18N = gr.I18n(
         "sweep_run": "运行扫描",
         "sweep_x": "横轴",
         "status": "状态",
+        "examples": "示例（简单：起草模型知道答案；困难：只有验证模型知道）",
     },
 )
 
@@ -127,18 +129,6 @@ CSS = """
 .sc-legend { font-size: 13px; margin-bottom: 6px; }
 .sc-legend .sc-tok { padding: 2px 6px; }
 """
-
-METHOD_LABELS = {
-    "spec_cascade": "speculative cascade (rule below)",
-    "speculative": "speculative decoding (lossless)",
-    "lossy_speculative": "lossy speculative decoding",
-    "bild": "BiLD*",
-    "token_cascade": "token cascade (sequential, Chow)",
-    "seq_cascade": "sequence cascade (Chow)",
-    "verifier": "verifier alone",
-    "drafter": "drafter alone",
-}
-
 
 _USER_ERRORS = (SpecCascadeError, ModelRuntimeError, FileNotFoundError)
 
@@ -167,7 +157,7 @@ def _user_error(fn):
 
 def _alpha_update(method: str, rule: str, alpha: float | None = None) -> dict:
     r = viz.rule_for(method, rule)
-    if r is None or r.name == "sd":
+    if r is None or not r.has_alpha:
         return gr.update(interactive=False, label="alpha (not used by this method)")
     lo, hi = r.slider
     value = r.alpha_default if alpha is None or not lo <= alpha <= hi else alpha
@@ -182,10 +172,28 @@ def _alpha_update(method: str, rule: str, alpha: float | None = None) -> dict:
     )
 
 
+CAPTIONS = {
+    ("easy", "en"): "easy: the drafter knows this",
+    ("hard", "en"): "hard: only the verifier knows",
+    ("easy", "zh"): "简单：起草模型知道",
+    ("hard", "zh"): "困难：只有验证模型知道",
+}
+
+
+def examples_for(lang: str) -> dict:
+    """The showcase questions in the page's language, each captioned easy or hard."""
+    lang = "zh" if (lang or "").lower().startswith("zh") else "en"
+    shown = [x for x in SHOWCASE if x.lang == lang]
+    return {
+        "samples": [[x.question] for x in shown],
+        "sample_labels": [f"{x.question} · {CAPTIONS[x.level, lang]}" for x in shown],
+    }
+
+
 def rule_markdown(method: str, rule: str) -> str:
     r = viz.rule_for(method, rule)
     if r is None:
-        return f"**{METHOD_LABELS.get(method, method)}**: one model, no deferral rule."
+        return f"**{METHOD_REGISTRY[method].label}**: one model, no deferral rule."
     return f"**{r.label}** ({r.source}): defer when $${r.formula}$$ {r.description}"
 
 
@@ -196,6 +204,17 @@ def learn_markdown() -> str:
         for r in RULES.values()
     )
     return f"""
+## The story the demo pair tells
+The embedded pair was trained so that the method's point is visible. **Easy** questions
+(famous people, places and things: *Who is Buzz Aldrin?*, *Who is Albert Einstein?*) are ones
+the small drafter knows: it writes a short, correct answer. The verifier knows them too but
+would word them at more length, so lossless speculative decoding throws the drafter's words
+away and rewrites the answer in the verifier's words. A speculative cascade keeps them where
+the verifier finds them good enough, and is faster for it. **Hard** questions (obscure
+people, e.g. *Who is Michael Collins?*) are ones only the verifier knows: the drafter's
+guesses are fluent but wrong, and the rule hands the facts to the verifier. The examples
+under the prompt are labelled easy or hard; the Chinese page asks them in Chinese.
+
 ## Speculative cascades in five steps
 1. The **drafter** q proposes gamma tokens.
 2. The **verifier** p scores all of them in **one** forward pass.
@@ -245,8 +264,8 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             progress(0.0, desc="loading the model pair (first use only)")
         return cache.get(preset, drafter, verifier)
 
-    def settings_kwargs(method, rule, alpha, gamma, temperature, max_new_tokens, seed):
-        return dict(
+    def settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed) -> Settings:
+        return Settings(
             method=method,
             rule=rule,
             alpha=_num(alpha),
@@ -275,11 +294,11 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         """Run one method; streams coloured tokens, then the figures, stats and the trace."""
         prompt = check_prompt(prompt, config)
         check_budget(_int(max_new_tokens), 1, config)
-        kwargs = settings_kwargs(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
+        settings = settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
         pair = get_pair(preset, drafter, verifier, progress)
         partial, trace = [], None
         events = in_background(
-            lambda should_stop: stream(pair, prompt, should_stop=should_stop, **kwargs)
+            lambda should_stop: stream(pair, prompt, settings, should_stop=should_stop)
         )
         with contextlib.closing(events):  # a Stop closes `run`, and with it the worker
             for batch in events:
@@ -356,14 +375,9 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
         variants = compare_variants(rule)
         check_budget(_int(max_new_tokens), len(variants), config)
         pair = get_pair(preset, drafter, verifier, progress)
-        kwargs = settings_kwargs(
-            "spec_cascade", rule, alpha, gamma, temperature, max_new_tokens, seed
-        )
-        kwargs.pop("method"), kwargs.pop("rule")
-        rule_alpha = kwargs.pop("alpha")
-        for k, (v, _, table) in enumerate(
-            compare(pair, prompt, variants, **kwargs, alpha=rule_alpha)
-        ):
+        # every variant runs with the user's alpha; each sets its own method and rule
+        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
+        for k, (v, _, table) in enumerate(compare(pair, prompt, variants, settings=settings)):
             progress((k + 1) / len(variants), desc=f"ran {v.label}")
             yield _compare_view(table), gr.skip()
         yield _compare_view(table), viz.latency_bars(table)
@@ -396,9 +410,9 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             prompts = [(x.question, x.answer) for x in items]
         else:
             prompts = [(check_prompt(prompt, config), None)]
-        variants = [Variant("spec_cascade", r) for r in SPEC_CASCADE_RULES]
-        variants += [Variant("lossy_speculative"), Variant("bild")]
-        current = (Variant("spec_cascade", rule), round(_num(alpha), 4))
+        variants = [Variant.cascade(r) for r in SPEC_CASCADE_RULES]
+        variants += [Variant(m) for m in SWEPT if METHOD_REGISTRY[m].drafts]  # lossy SD, BiLD*
+        current = (Variant.cascade(rule), round(_num(alpha), 4))
         runs = len(prompts) * (2 + n_alpha * len(variants))
         check_budget(_int(max_new_tokens), runs, config)
         pair = get_pair(preset, drafter, verifier, progress)
@@ -408,11 +422,9 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             variants,
             n_alpha=n_alpha,
             progress=lambda f, d: progress(f, desc=d),
-            gamma=_int(gamma),
-            temperature=_num(temperature),
-            max_new_tokens=_int(max_new_tokens),
-            seed=_int(seed),
             extra=[current],
+            # each job sets its method, rule and alpha
+            settings=settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed),
         )
         x = (
             "verifier_calls_per_token"
@@ -430,24 +442,30 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             with gr.Column(scale=1, min_width=320):
                 prompt = gr.Textbox(
                     label=i18n("prompt"),
-                    value=EXAMPLES[0],
+                    value=SHOWCASE[0].question,
                     lines=2,
                     max_length=config.max_prompt_chars,
                     elem_id="prompt",
                 )
-                gr.Examples([[e] for e in EXAMPLES], inputs=[prompt], label="Examples")
+                examples = gr.Dataset(
+                    components=[prompt],
+                    type="values",
+                    label=i18n("examples"),
+                    elem_id="examples",
+                    **examples_for("en"),
+                )
                 preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=i18n("pair"))
                 with gr.Row(visible=config.allow_custom_models):
                     drafter = gr.Textbox(label=i18n("custom_drafter"), placeholder="owner/name")
                     verifier = gr.Textbox(label=i18n("custom_verifier"), placeholder="owner/name")
                 method = gr.Dropdown(
-                    [(METHOD_LABELS[m], m) for m in METHODS],
-                    value="spec_cascade",
+                    [(m.label, m.name) for m in METHOD_REGISTRY.values()],
+                    value=APP_DEFAULTS.method,
                     label=i18n("method"),
                 )
                 rule = gr.Dropdown(
                     [(RULES[r].label, r) for r in SPEC_CASCADE_RULES],
-                    value="token_v3",
+                    value=APP_DEFAULTS.rule,
                     label=i18n("rule"),
                 )
                 # Server-side bounds span every rule (API clients may pick any); the page load
@@ -455,21 +473,23 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
                 alpha = gr.Slider(
                     min(r.slider[0] for r in RULES.values()),
                     max(r.slider[1] for r in RULES.values()),
-                    value=RULES["token_v3"].alpha_default,
+                    value=APP_DEFAULTS.alpha,
                     step=0.01,
                     label=i18n("alpha"),
                     elem_id="alpha",
                 )
                 rule_md = gr.Markdown(
-                    rule_markdown("spec_cascade", "token_v3"),
+                    rule_markdown(APP_DEFAULTS.method, APP_DEFAULTS.rule),
                     latex_delimiters=[{"left": "$$", "right": "$$", "display": False}],
                 )
-                gamma = gr.Slider(1, 12, value=4, step=1, label=i18n("gamma"))
-                temperature = gr.Slider(0, 2, value=0, step=0.05, label=i18n("temperature"))
+                gamma = gr.Slider(1, 12, value=APP_DEFAULTS.gamma, step=1, label=i18n("gamma"))
+                temperature = gr.Slider(
+                    0, 2, value=APP_DEFAULTS.temperature, step=0.05, label=i18n("temperature")
+                )
                 max_new = gr.Slider(
                     1,
                     config.max_new_tokens,
-                    value=min(64, config.max_new_tokens),
+                    value=min(APP_DEFAULTS.max_new_tokens, config.max_new_tokens),
                     step=1,
                     label=i18n("max_new_tokens"),
                 )
@@ -553,7 +573,7 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
                 lambda m, r, a: (
                     _alpha_update(m, r, a),
                     rule_markdown(m, r),
-                    gr.update(interactive=m == "spec_cascade"),
+                    gr.update(interactive=bool(METHOD_REGISTRY[m].rules)),
                 ),
                 [method, rule, alpha],
                 [alpha, rule_md, rule],
@@ -564,6 +584,16 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
             lambda m, r, a: _alpha_update(m, r, a),
             [method, rule, alpha],
             alpha,
+            api_name=False,
+            queue=False,
+        )
+        examples.click(lambda row: row[0], examples, prompt, api_name=False, queue=False)
+        lang = gr.Textbox(visible=False)
+        demo.load(
+            localize,
+            lang,
+            [examples, prompt],
+            js="() => navigator.language || 'en'",
             api_name=False,
             queue=False,
         )
@@ -586,10 +616,18 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
     return demo
 
 
+def localize(lang: str) -> tuple:
+    """On page load: Chinese examples (and the first one in the prompt) for a Chinese browser."""
+    if not (lang or "").lower().startswith("zh"):
+        return gr.skip(), gr.skip()
+    shown = examples_for(lang)
+    return gr.Dataset(**shown), shown["samples"][0][0]
+
+
 def rule_info(method: str, rule: str) -> dict:
     """The rule a method runs with: formula, alpha range and the alphas that give SD and the
     drafter alone (what the alpha slider shows)."""
-    r = viz.rule_for(method, rule) if method in METHODS else None
+    r = viz.rule_for(method, rule) if method in METHOD_REGISTRY else None
     if r is None:
         return {"method": method, "rule": None}
     return {

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from .engine import METHOD_REGISTRY
 from .rules import RULES, Rule, decide
 from .trace import SOURCES, TokenRecord, Trace
 
@@ -375,10 +376,8 @@ def quality_latency(
 
 
 def rule_for(method: str, rule: str | None) -> Rule | None:
-    """The rule a method runs with (UI helper, mirrors engine.Settings.target_rule)."""
-    from .engine import Settings
-
-    return Settings(method=method, rule=rule if method == "spec_cascade" else None).target_rule
+    """The rule a method runs with: its registry row's, or `rule` where it takes the user's."""
+    return METHOD_REGISTRY[method].target_rule(rule)
 
 
 __all__ = [

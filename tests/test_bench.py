@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,21 +12,28 @@ from speccascade import SPEC_CASCADE_RULES
 from speccascade.bench import (
     HF_ASSISTED,
     HF_VERIFIER,
+    BenchItem,
     aggregate,
     bench_configs,
+    bootstrap_ci,
     engine_targets,
-    report_html,
+    eval_targets,
     run_bench,
     tradeoff_table,
 )
 from speccascade.cli import main
+from speccascade.report import report_html
 
 
 @pytest.fixture(scope="module")
 def bench(llama_pair):
-    items = [("hello", "hello world"), ("the quick", "brown fox")]
+    # a fact every non-empty answer states, and one no answer states
+    items = [
+        BenchItem("hello", "hello world", (r"\w",), "easy"),
+        BenchItem("the quick", "fox", ("zzzq",), "hard"),
+    ]
     configs = bench_configs(list(SPEC_CASCADE_RULES), 2, [2], [0.0, 1.0])
-    raw = run_bench(llama_pair, items, configs, repeats=2, max_new_tokens=6, warmup=1)
+    raw = run_bench(llama_pair, items, configs, repeats=2, samples=3, max_new_tokens=6, warmup=1)
     return configs, raw, aggregate(raw)
 
 
@@ -46,7 +54,14 @@ def test_grid_covers_every_method(bench):
     }
     assert set(agg[agg.method == "spec_cascade"].rule) == set(SPEC_CASCADE_RULES)
     assert set(agg[agg.method.isin([HF_VERIFIER, HF_ASSISTED])].temperature) == {0.0}
-    assert len(raw) == len(configs) * 2 * 2  # configs x items x repeats
+    greedy = [c for c in configs if c.temperature == 0]
+    sampled = [c for c in configs if c.temperature > 0]
+    assert len(raw) == 2 * (2 * len(greedy) + 3 * len(sampled))  # items x (repeats | samples)
+    t1 = raw[raw.temperature > 0]
+    assert (
+        set(t1["sample"]) == {0, 1, 2} and t1.groupby(["item", "sample"]).seed.nunique().max() == 1
+    )
+    assert set(raw[raw.temperature == 0]["sample"]) == {0}
 
 
 def test_repeats_are_interleaved(bench):
@@ -60,6 +75,12 @@ def test_aggregate_and_tables(bench):
     _, raw, agg = bench
     for col in (
         "quality",
+        "accuracy",
+        "accuracy_lo",
+        "accuracy_hi",
+        "accuracy_easy",
+        "accuracy_hard",
+        "rouge_l",
         "agreement",
         "wall_s",
         "relative_latency",
@@ -71,6 +92,9 @@ def test_aggregate_and_tables(bench):
         assert col in agg.columns
     v = agg[(agg.method == "verifier") & (agg.temperature == 0)].iloc[0]
     assert v.relative_latency == 1.0 and v.agreement == 1.0
+    # the easy item's fact is stated by any non-empty answer, the hard one's by none
+    assert v.accuracy_hard == 0.0 and v.accuracy == v.accuracy_easy / 2
+    assert v.accuracy_lo <= v.accuracy <= v.accuracy_hi
     hf = agg[agg.method == HF_VERIFIER].iloc[0]
     assert hf.same_tokens_as_verifier == 1.0  # our greedy verifier = verifier.generate()
     sd = agg[(agg.method == "speculative") & (agg.temperature == 0)].iloc[0]
@@ -80,18 +104,38 @@ def test_aggregate_and_tables(bench):
         table.columns
     )
     assert "spec_cascade/token_v3" in set(table.method)
-    targets = engine_targets(agg, raw, gamma=2)
-    assert set(targets) == {"1_engine_overhead", "2_greedy_sd", "3_efficiency", "4_tradeoff"}
-    assert targets["2_greedy_sd"]["sd_same_tokens_as_verifier"] == 1.0
+    targets = engine_targets(agg, gamma=2)
+    assert set(targets) == {
+        "verifier_loop_vs_generate",
+        "greedy_sd_vs_hf_assisted",
+        "sd_efficiency",
+    }
+    assert targets["greedy_sd_vs_hf_assisted"]["sd_same_tokens_as_verifier"] == 1.0
+    assert isinstance(targets["greedy_sd_vs_hf_assisted"]["met"], bool)
+    ev = eval_targets(agg, raw, gamma=2)
+    assert set(ev) == {"T=0", "T=1"}
+    assert ev["T=0"]["drafter_accuracy_hard"]["met"] is True  # 0 correct on the hard item
+    assert ev["T=0"]["verifier_accuracy"]["met"] is False
     html = report_html(agg, table, targets, {"pair": "tiny"})
     assert html.count("plotly") > 3 and "Trade-off table" in html
+
+
+def test_bootstrap_interval_covers_the_mean_and_shrinks_with_more_data():
+    rng = np.random.default_rng(0)
+    small = (rng.random((20, 5)) < 0.7).astype(float)
+    big = (rng.random((400, 5)) < 0.7).astype(float)
+    lo, hi = bootstrap_ci(small)
+    assert lo < small.mean() < hi
+    lo2, hi2 = bootstrap_ci(big)
+    assert lo2 < big.mean() < hi2 and hi2 - lo2 < hi - lo
+    assert bootstrap_ci(np.ones((10, 3))) == (1.0, 1.0)
 
 
 def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
     path = tmp_path / "eval.jsonl"
     path.write_text(
         "\n".join(
-            json.dumps({"question": q, "answer": a, "kind": "noun"})
+            json.dumps({"question": q, "answer": a, "kind": "noun", "facts": [r"\w"]})
             for q, a in [("hello", "hi"), ("what", "that")]
         )
     )
@@ -114,6 +158,8 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
             "token_v3,chow",
             "--max-new-tokens",
             "4",
+            "--samples",
+            "2",
             "--out",
             str(out),
         ]
@@ -123,4 +169,8 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
         assert (out / name).stat().st_size > 0
     summary = pd.read_csv(out / "summary.csv")
     assert {"spec_cascade", HF_ASSISTED, "verifier"} <= set(summary.method)
-    assert "targets" in json.loads((out / "targets.json").read_text())
+    doc = json.loads((out / "targets.json").read_text())
+    assert isinstance(doc["targets"]["engine"]["greedy_sd_vs_hf_assisted"]["met"], bool)
+    assert "transformers" in doc["meta"] and "/" not in doc["meta"]["pair"]
+    raw = pd.read_csv(out / "raw.csv")
+    assert {"seed", "sample", "text", "wall_s"} <= set(raw.columns)

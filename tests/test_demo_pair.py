@@ -1,19 +1,32 @@
-"""The embedded demo pair: loads offline, shares a tokenizer, speaks the Q/A format, and the
-verifier knows facts the drafter does not."""
+"""The embedded demo pair: loads offline, shares a tokenizer, speaks the Q/A format, and tells
+the method's story: on an easy question the cascade keeps the drafter's short, correct answer;
+on a hard one the rule hands the facts to the verifier. Greedy, no timing."""
 
 from __future__ import annotations
 
 import statistics
+import sys
 from pathlib import Path
 
 import pytest
 
 from speccascade import generate, load_pair
+from speccascade.bench import verifier_token
 from speccascade.cli import main
-from speccascade.demo_corpus import QA, clean_gloss, parse_line
-from speccascade.evalsets import EXAMPLES, load_evalset
+from speccascade.engine import APP_DEFAULTS
+from speccascade.evalsets import EXAMPLES, EXAMPLES_ZH, find_item, load_evalset, story_question
 from speccascade.presets import DEMO_DRAFTER, DEMO_VERIFIER, PRESETS, load_preset
-from speccascade.quality import first_clause_match, rouge_l, verifier_nll
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from demo_corpus import QA, clean_gloss, key_facts, parse_line, short_answer  # noqa: E402
+
+from speccascade.quality import (
+    fact_token_mask,
+    first_clause_match,
+    rouge_l,
+    states_facts,
+    verifier_nll,
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +58,11 @@ def test_loads_offline_through_from_pretrained(demo):
 def test_sizes_and_disk(demo):
     d = sum(p.numel() for p in demo.drafter.parameters())
     v = sum(p.numel() for p in demo.verifier.parameters())
-    assert v >= 10 * d
+    assert v >= 5 * d
+    assert demo.verifier.config.num_hidden_layers >= 12 * demo.drafter.config.num_hidden_layers
+    # common words are single tokens, so the token strip reads as words
+    for word in (" astronaut", " Apollo", " Moon", " physicist"):
+        assert len(demo.tokenizer(word, add_special_tokens=False)["input_ids"]) == 1, word
     disk = sum(
         f.stat().st_size for folder in (DEMO_DRAFTER, DEMO_VERIFIER) for f in Path(folder).iterdir()
     )
@@ -67,26 +84,53 @@ def test_tokenizers_agree_and_chat_template_is_the_qa_format(demo):
     )
 
 
-def test_showcase_answers(demo):
-    aldrin = generate(demo, "Who is Buzz Aldrin?", method="verifier", temperature=0).text
-    assert "astronaut" in aldrin and "Apollo 11" in aldrin and "second" in aldrin
-    armstrong = generate(demo, "Who is Neil Armstrong?", method="verifier", temperature=0).text
-    assert "astronaut" in armstrong and "first" in armstrong
-    for question in ("Who is Buzz Aldrin?", "Who is Neil Armstrong?"):
-        # the drafter answers in the same shape but does not know the astronauts
-        drafter = generate(demo, question, method="drafter", temperature=0).text
-        assert len(drafter.split()) >= 3 and "Apollo" not in drafter and "Moon" not in drafter
+def _defaults(**kw) -> dict:
+    base = {k: getattr(APP_DEFAULTS, k) for k in ("method", "rule", "alpha", "gamma")}
+    return base | {"temperature": 0.0, "max_new_tokens": 64} | kw
 
 
-def test_verifier_beats_drafter_on_a_fixed_slice(demo):
-    items = [x for x in load_evalset() if x.kind != "fact"][:16]
-    scores = {"drafter": [], "verifier": []}
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_easy_question_keeps_the_drafters_short_correct_answer(demo, lang):
+    question = story_question("easy", lang)
+    item = find_item(question)
+    cascade = generate(demo, question, **_defaults())
+    kept = sum(t.source == "accepted" for t in cascade.tokens) / cascade.summary.new_tokens
+    assert states_facts(cascade.text, item.facts), cascade.text
+    assert kept >= (0.7 if lang == "en" else 0.6), (kept, cascade.text)
+    assert cascade.summary.verifier_calls_per_token <= 0.35
+    # lossless SD gives the verifier's own, longer answer and keeps fewer drafter tokens
+    sd = generate(demo, question, **_defaults(method="speculative", rule=None, alpha=None))
+    verifier = generate(demo, question, method="verifier", temperature=0, max_new_tokens=64)
+    assert sd.new_token_ids == verifier.new_token_ids
+    if lang == "zh":  # the verifier's greedy answer is the long one: SD rewrites the drafter's
+        assert sd.summary.acceptance_rate < 0.5 < cascade.summary.acceptance_rate
+    # (in English the refined verifier's greedy answer is the short one too, so SD keeps it)
+    assert states_facts(verifier.text, item.facts)
+
+
+def test_hard_question_defers_the_facts_to_the_verifier(demo):
+    question = story_question("hard")
+    item = find_item(question)
+    cascade = generate(demo, question, **_defaults())
+    drafter = generate(demo, question, method="drafter", temperature=0, max_new_tokens=64)
+    assert states_facts(cascade.text, item.facts), cascade.text
+    assert not states_facts(drafter.text, item.facts), drafter.text
+    mask = fact_token_mask([t.text for t in cascade.tokens], item.facts)
+    facts = [t for t, m in zip(cascade.tokens, mask) if m]
+    assert facts and sum(map(verifier_token, facts)) / len(facts) > 0.5
+
+
+def test_key_fact_accuracy_on_a_fixed_slice(demo):
+    items = load_evalset()[:40]
+    correct = {(m, lv): [] for m in ("drafter", "verifier") for lv in ("easy", "hard")}
     for item in items:
-        for method in scores:
+        for method in ("drafter", "verifier"):
             tr = generate(demo, item.question, method=method, temperature=0, max_new_tokens=64)
-            scores[method].append(rouge_l(tr.text, item.answer))
-    d, v = statistics.fmean(scores["drafter"]), statistics.fmean(scores["verifier"])
-    assert v >= 0.5 and v >= d + 0.2, (d, v)
+            correct[method, item.level].append(item.correct(tr.text))
+    acc = {k: statistics.fmean(v) for k, v in correct.items()}
+    assert min(len(v) for v in correct.values()) >= 10
+    assert acc["verifier", "hard"] >= acc["drafter", "hard"] + 0.5, acc
+    assert acc["drafter", "easy"] >= 0.6 and acc["drafter", "hard"] <= 0.2, acc
 
 
 def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):
@@ -99,8 +143,13 @@ def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):
 def test_evalset_and_examples():
     items = load_evalset()
     assert len(items) >= 200 and len({x.question for x in items}) == len(items)
-    assert {"Who is Buzz Aldrin?", "Who is Neil Armstrong?"} <= {x.question for x in items}
-    assert EXAMPLES[0] == "Who is Buzz Aldrin?"
+    questions = {x.question for x in items}
+    assert {"Who is Buzz Aldrin?", "Who is Neil Armstrong?"} <= questions
+    assert set(EXAMPLES) | set(EXAMPLES_ZH) <= questions  # every example can be scored
+    assert EXAMPLES[0] == "Who is Buzz Aldrin?" and EXAMPLES_ZH[0] == "布兹·奥尔德林是谁？"
+    assert {x.level for x in items} == {"easy", "hard"} and {x.lang for x in items} == {"en", "zh"}
+    assert all(x.facts and x.correct(x.answer) for x in items)  # references state their facts
+    assert all(x.correct(x.short) for x in items if x.short)
     assert PRESETS["demo"].offline and not PRESETS["gemma2-2b-9b"].offline
 
 
@@ -119,6 +168,9 @@ def test_quality_metrics(demo):
     assert first_clause_match("American astronaut; more", "american astronaut; other")
     assert not first_clause_match("American pilot; x", "American astronaut; x")
     ids = demo.encode("Who is Buzz Aldrin?")
+    assert states_facts("He was an astronaut on Apollo 11", ["astronaut", r"Apollo 11"])
+    assert not states_facts("He was an astronaut", ["astronaut", r"Apollo 11"])
+    assert not states_facts("anything", [])
     good = demo.tokenizer(" American astronaut and engineer", add_special_tokens=False)
     bad = demo.tokenizer(" a green vegetable soup", add_special_tokens=False)
     assert verifier_nll(demo, ids, good["input_ids"]) < verifier_nll(demo, ids, bad["input_ids"])
@@ -138,3 +190,26 @@ def test_wordnet_lines_become_questions():
     assert parse_line(noun, "noun").question == "What is a dog?"
     assert clean_gloss('to move fast; "he ran home"; "run along"') == "to move fast"
     assert parse_line("  1 header line", "noun") is None
+
+
+def test_short_answers_and_key_facts():
+    from collections import Counter
+
+    gloss = (
+        "English mathematician and physicist; remembered for developing the calculus (1642-1727)"
+    )
+    assert short_answer("Isaac Newton", "person", gloss) == (
+        "Isaac Newton was an English mathematician and physicist (1642-1727)."
+    )
+    assert short_answer("Paris", "place", "the capital and largest city of France") == (
+        "Paris is the capital and largest city of France."
+    )
+    freq = Counter({"english": 500, "mathematician": 40, "physicist": 30})
+    facts = key_facts("Isaac Newton", "English mathematician and physicist", "1642-1727", freq)
+    assert facts == (r"\bphysicist\b", r"\bmathematician\b", r"\b1642\b")
+    assert fact_token_mask([" an", " astro", "naut", " on"], ["astronaut"]) == [
+        False,
+        True,
+        True,
+        False,
+    ]

@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from speccascade import (
     METHODS,
     RULES,
+    SPEC_CASCADE_RULES,
     ModelLoadError,
     ModelRuntimeError,
     NonFiniteLogitsError,
@@ -41,6 +42,12 @@ def pair(tiny_dirs):
 
 def reference(pair):
     return generate(pair, "hello", method="speculative", temperature=0, max_new_tokens=12)
+
+
+@pytest.fixture(scope="module")
+def reference_before_fuzzing(pair):
+    """The reference tokens, computed once, before the fuzz test runs (it requests this)."""
+    return reference(pair).new_token_ids
 
 
 # -- prompts -----------------------------------------------------------------------------------
@@ -77,6 +84,49 @@ def test_bad_prompts_are_refused(pair, prompt, match):
 floats = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.just("0.5"), st.none()
 )
+# The rule each baseline runs (spec_cascade takes the `rule` argument instead).
+METHOD_RULE = {
+    "seq_cascade": "chow",
+    "token_cascade": "chow",
+    "speculative": "sd",
+    "lossy_speculative": "lossy",
+    "bild": "bild",
+}
+
+
+def is_number(x, low: float, high: float, finite: bool = True) -> bool:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
+        return False
+    return (math.isfinite(x) or not finite) and low <= x <= high
+
+
+def is_int(x, low: int, high: int) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and low <= x <= high
+
+
+def should_run(vocab, prompt, method, rule, alpha, gamma, temperature, top_p, max_new_tokens):
+    """Whether a combination is valid, written out independently of the engine's checks."""
+    if isinstance(prompt, str):
+        prompt_ok = bool(prompt.strip())
+    else:
+        prompt_ok = bool(prompt) and all(0 <= i < vocab for i in prompt)
+    if method not in METHODS or (rule is not None and rule not in RULES):
+        return False
+    if method == "spec_cascade" and rule not in SPEC_CASCADE_RULES:
+        return False
+    name = rule if method == "spec_cascade" else METHOD_RULE.get(method)
+    if name not in (None, "sd") and alpha is not None:
+        target = RULES[name]
+        if not is_number(alpha, target.alpha_min, target.alpha_max, finite=False):
+            return False
+    return (
+        prompt_ok
+        and is_int(gamma, 1, 32)
+        and is_number(temperature, 0, 10)
+        and is_number(top_p, 0, 1)
+        and top_p != 0
+        and is_int(max_new_tokens, 1, 4096)
+    )
 
 
 @settings(
@@ -93,9 +143,23 @@ floats = st.one_of(
     max_new_tokens=st.one_of(st.integers(-2, 6), st.just(10**7), st.just(2.0)),
 )
 def test_fuzz_engine_arguments(
-    pair, prompt, method, rule, alpha, gamma, temperature, top_p, max_new_tokens
+    pair,
+    reference_before_fuzzing,
+    prompt,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    top_p,
+    max_new_tokens,
 ):
-    """Any combination either runs to a consistent trace or raises a SpecCascadeError."""
+    """Any combination either runs to a consistent trace or raises a SpecCascadeError, and
+    a valid one (by an independent check) always runs and produces tokens."""
+    valid = should_run(
+        pair.vocab_size, prompt, method, rule, alpha, gamma, temperature, top_p, max_new_tokens
+    )
+    event("valid" if valid else "invalid")
     try:
         tr = generate(
             pair,
@@ -111,7 +175,9 @@ def test_fuzz_engine_arguments(
         )
     except SpecCascadeError as e:
         assert str(e)
+        assert not valid, f"a valid combination was refused: {e}"
         return
+    assert valid, "an invalid combination ran"
     assert isinstance(tr, Trace)
     assert 1 <= len(tr.new_token_ids) <= max_new_tokens
     assert all(0 <= i < pair.vocab_size for i in tr.new_token_ids)
@@ -119,8 +185,42 @@ def test_fuzz_engine_arguments(
     assert all(t.p is None or 0 <= t.p <= 1 for t in tr.tokens)
 
 
-def test_fuzzing_leaves_the_pair_working(pair):
-    assert reference(pair).new_token_ids == reference(pair).new_token_ids
+@st.composite
+def valid_arguments(draw):
+    method = draw(st.sampled_from(METHODS))
+    rule = draw(st.sampled_from(SPEC_CASCADE_RULES)) if method == "spec_cascade" else None
+    name = rule if method == "spec_cascade" else METHOD_RULE.get(method)
+    alpha = None
+    if name not in (None, "sd"):
+        lo, hi = RULES[name].slider
+        alpha = draw(st.one_of(st.none(), st.floats(lo, hi)))
+    return dict(
+        method=method,
+        rule=rule,
+        alpha=alpha,
+        gamma=draw(st.integers(1, 32)),
+        temperature=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+        top_p=draw(st.sampled_from([1.0, 0.9, 0.3])),
+        max_new_tokens=draw(st.integers(1, 6)),
+    )
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(prompt=st.text(alphabet="abcdefgh ?", min_size=1, max_size=20).filter(str.strip),
+       kwargs=valid_arguments())  # fmt: skip
+def test_valid_arguments_always_run(pair, prompt, kwargs):
+    """The fuzz test above would also pass if everything were refused: valid settings must
+    run and produce tokens."""
+    tr = generate(pair, prompt, seed=0, **kwargs)
+    assert 1 <= len(tr.new_token_ids) <= kwargs["max_new_tokens"]
+    assert tr.summary.method == kwargs["method"]
+
+
+def test_fuzzing_leaves_the_pair_working(pair, reference_before_fuzzing):
+    # The reference was computed before the fuzz test ran; the pair must still give it.
+    assert reference(pair).new_token_ids == reference_before_fuzzing
 
 
 # -- injected faults ---------------------------------------------------------------------------
@@ -364,15 +464,17 @@ def test_in_background_batches_and_stops_its_worker():
             time.sleep(0.002)
             yield i
 
+    others = set(threading.enumerate())
     batches = in_background(produce, interval=0.05)
     first = next(batches)
     assert first and first == list(range(len(first)))
+    (worker,) = [
+        t for t in threading.enumerate() if t.name == "speccascade-run" and t not in others
+    ]
     batches.close()  # what Stop does
-    time.sleep(0.1)
-    n = len(produced)
-    time.sleep(0.1)
-    assert len(produced) == n < 1000  # the worker ended
-    assert not [t for t in threading.enumerate() if t.name == "speccascade-run" and t.is_alive()]
+    worker.join(timeout=10)  # waits for the worker itself, not for a guessed delay
+    assert not worker.is_alive(), "the worker did not stop after close()"
+    assert len(produced) < 1000  # it stopped early, not by running out of items
     all_items = [x for b in in_background(lambda s: iter(range(50)), interval=0.01) for x in b]
     assert all_items == list(range(50))
 

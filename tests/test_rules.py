@@ -1,4 +1,4 @@
-"""The target laws of METHOD.md, checked on small hand-made and random distributions."""
+"""The target laws of docs/method.md, checked on small hand-made and random distributions."""
 
 from __future__ import annotations
 

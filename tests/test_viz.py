@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from speccascade import RULES, generate, viz
-from speccascade.bench import Variant, compare, sweep
+from speccascade.compare import Variant, compare, sweep
 
 
 @pytest.fixture(scope="module")
