@@ -193,7 +193,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     meta = {
         **machine_info(pair),
         "questions": len(items),
-        "levels": dict(raw.drop_duplicates("item").level.value_counts()),
+        "levels": {k: int(v) for k, v in raw.drop_duplicates("item").level.value_counts().items()},
         "repeats_greedy": args.repeats,
         "samples_per_question_T>0": max(args.repeats, args.samples),
         "configs": len(configs),
