@@ -168,8 +168,8 @@ def test_bad_input_is_a_clear_error_and_the_app_keeps_serving(client, args, mess
     assert status.startswith("done:")
 
 
-@pytest.mark.browser
-def test_real_browser_click_example_and_run(app):
+def _playwright():
+    """Playwright's API, once Debian's chromium is known to be there (CI requires it)."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("SPECCASCADE_REQUIRE_BROWSER"):
             pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
@@ -177,18 +177,29 @@ def test_real_browser_click_example_and_run(app):
     from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
+    return expect, sync_playwright
+
+
+def _launch(p):
+    """Headless Debian chromium with this machine's flags (no background network traffic)."""
+    return p.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    )
+
+
+@pytest.mark.browser
+def test_real_browser_click_example_and_run(app):
+    expect, sync_playwright = _playwright()
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+        browser = _launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.goto(app, wait_until="load")
         page.wait_for_selector("#run", timeout=30_000)
@@ -224,15 +235,9 @@ def test_real_browser_click_example_and_run(app):
 
 @pytest.mark.browser
 def test_real_browser_chinese_page_shows_chinese_examples(app):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("SPECCASCADE_REQUIRE_BROWSER"):
-            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} not installed")
-    from playwright.sync_api import expect, sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
+    expect, sync_playwright = _playwright()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = _launch(p)
         page = browser.new_page(locale="zh-CN", viewport={"width": 1400, "height": 1200})
         page.goto(app, wait_until="load")
         page.wait_for_selector("#run", timeout=30_000)
