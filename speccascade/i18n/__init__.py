@@ -1,0 +1,48 @@
+"""Every user-visible string of the app, in English and Chinese, in one place.
+
+Strings live in per-area tables (`app`, `figures`, `learn`), each mapping a key to an
+(English, Chinese) pair; `t(key, lang, **values)` picks one and fills its `{fields}`. The
+library's algorithm code never imports this: only the UI and the figures format for humans.
+"""
+
+from __future__ import annotations
+
+from ..engine import METHOD_REGISTRY
+from . import app, figures, learn
+
+LANGS = ("en", "zh")
+
+STRINGS: dict[str, tuple[str, str]] = {}
+for _table in (app.STRINGS, figures.STRINGS, learn.STRINGS):
+    _clash = STRINGS.keys() & _table.keys()
+    if _clash:
+        raise RuntimeError(f"i18n keys defined twice: {sorted(_clash)}")
+    STRINGS.update(_table)
+
+
+def lang_of(code: str | None) -> str:
+    """A browser language tag (navigator.language, e.g. 'zh-CN') -> 'zh' or 'en'."""
+    return "zh" if (code or "").strip().lower().startswith("zh") else "en"
+
+
+def t(key: str, lang: str = "en", /, **values) -> str:
+    """The string `key` in `lang` ('en', 'zh' or a browser tag), with `values` filled in."""
+    en, zh = STRINGS[key]
+    text = zh if lang_of(lang) == "zh" else en
+    return text.format(**values) if values else text
+
+
+def has(key: str) -> bool:
+    return key in STRINGS
+
+
+__all__ = ["LANGS", "STRINGS", "has", "lang_of", "method_label", "t"]
+
+
+def method_label(method: str, rule: str | None = None, lang: str = "en") -> str:
+    """A method's display name; the speculative cascade names its rule ('… · TokenV3')."""
+    name = t(f"method.{method}", lang) if has(f"method.{method}") else method
+    row = METHOD_REGISTRY.get(method)
+    if rule and row is not None and row.rules and has(f"rule.{rule}"):
+        return f"{name} · {t(f'rule.{rule}', lang)}"
+    return name
