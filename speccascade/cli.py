@@ -117,11 +117,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .compare import compare, compare_variants
+    from .evalsets import find_item
 
     pair = load_from_args(args)
     settings = decoding_settings(args)  # each variant sets its method and rule
     variants = compare_variants(settings.rule)
-    *_, (_, _, table) = compare(pair, args.prompt, variants, settings=settings)
+    item = find_item(args.prompt)  # a known question is scored by its key facts too
+    facts = item.facts if item else ()
+    *_, (_, _, table) = compare(pair, args.prompt, variants, settings=settings, facts=facts)
+    if not facts:
+        table = table.drop(columns=["key_facts"])
     with pd.option_context("display.max_colwidth", 60, "display.width", 200):
         print(table.drop(columns=["quality_vs_reference"]).round(3).to_string(index=False))
     return 0

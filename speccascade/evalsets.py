@@ -20,8 +20,13 @@ class Showcase:
     lang: str = "en"
 
 
-# The first English and the first Chinese easy and hard questions are the story's scenes.
+# The first English and the first Chinese easy and hard questions are the story's scenes. The
+# easy ones are questions where the verifier's own greedy answer is worded differently from the
+# drafter's short one, so lossless SD throws the drafter's correct words away (measured: SD keeps
+# 20% of Sally Ride's drafts at 0.57 verifier calls/token; on Buzz Aldrin the refined verifier's
+# greedy answer is the drafter's short one, so SD keeps it too and shows no contrast).
 SHOWCASE = [
+    Showcase("Who is Sally Ride?", "easy"),
     Showcase("Who is Buzz Aldrin?", "easy"),
     Showcase("Who is Michael Collins?", "hard"),
     Showcase("Who is Albert Einstein?", "easy"),

@@ -1,4 +1,7 @@
-"""Gradio Blocks: controls -> engine -> viz. Wiring only; the logic lives in the library.
+"""The Gradio app: `layout` builds the page, module-level handlers answer its events, and
+`build_demo` wires the two. Handlers take an `AppContext` (deployment config, loaded pairs,
+per-session stop flags) and the `Page`, and return their outputs keyed by component. Strings
+come from `i18n`; every decision and number comes from the library.
 
 API names (for gradio_client): /run, /stop, /compare, /sweep, /whatif, /inspect, /rule_info.
 """
@@ -7,27 +10,34 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import logging
 import math
 import tempfile
+import threading
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
 from . import viz
-from .compare import SWEPT, Variant, compare, compare_variants, sweep
+from .analysis import verdict, verifier_seconds_per_token, whatif
+from .bench import verifier_token
+from .compare import SWEPT, Variant, compare, compare_variants, plan_sweep, sweep
 from .engine import APP_DEFAULTS, CASCADE, METHOD_REGISTRY, RoundEvent, Settings, stream
-from .errors import ModelRuntimeError, SpecCascadeError
-from .evalsets import SHOWCASE, load_evalset
+from .errors import ModelRuntimeError, SettingsError, SpecCascadeError
+from .evalsets import SHOWCASE, find_item, load_evalset
+from .explain import worked_example
+from .i18n import STRINGS, lang_of, method_label, t
+from .i18n.learn import learn_markdown
+from .models import ModelPair
+from .quality import fact_token_mask, states_facts
 from .rules import RULES, SPEC_CASCADE_RULES
-from .serving import (
-    PRESET_CHOICES,
-    PairCache,
-    ServeConfig,
-    check_budget,
-    check_prompt,
-    in_background,
-)
+from .serving import PRESET_CHOICES, PairCache, ServeConfig, in_background
+from .story import SCENE, SCENES
 from .trace import Trace
 
 try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
@@ -40,267 +50,634 @@ except ImportError:  # pragma: no cover - depends on the deployment
         return fn
 
 
+log = logging.getLogger("speccascade.app")
+
+# Static labels render in the browser's language (Gradio picks the locale); keys are the i18n
+# keys with dots replaced (the browser's i18n library reads dots as nesting).
+UI_KEYS = [k for k in STRINGS if k.startswith("ui.")]
+# Gradio's own page chrome has a key its Chinese locale lacks (the run-history footer shows
+# the raw key "common.complete" after a run): supplied here under Gradio's own key.
+GRADIO_CHROME = {"common.complete": ("complete", "完成")}
 I18N = gr.I18n(
-    en={
-        "title": "speccascade — watch a small and a large model decide, token by token",
-        "intro": (
-            "A small **drafter** proposes tokens; a large **verifier** scores them all in one "
-            "pass; a **deferral rule** keeps the drafter's token or lets the verifier take over. "
-            "Type a question, pick a rule, press **Run**, then hover the tokens."
-        ),
-        "prompt": "Prompt",
-        "pair": "Model pair",
-        "custom_drafter": "Custom drafter (hub id)",
-        "custom_verifier": "Custom verifier (hub id)",
-        "method": "Method",
-        "rule": "Deferral rule",
-        "alpha": "alpha",
-        "gamma": "gamma (draft window)",
-        "temperature": "temperature (0 = greedy)",
-        "max_new_tokens": "max new tokens",
-        "seed": "seed",
-        "run": "Run",
-        "stop": "Stop",
-        "compare": "Compare all methods",
-        "tab_run": "Run",
-        "tab_compare": "Compare",
-        "tab_sweep": "Alpha sweep",
-        "tab_learn": "Learn",
-        "output": "Output, token by token",
-        "heatmap": "Confidence heatmap",
-        "inspector": "Token inspector",
-        "position": "position",
-        "timeline": "Round timeline",
-        "stats": "Stats",
-        "downloads": "Download the trace",
-        "raw_trace": "Raw trace (JSON)",
-        "sweep_source": "Sweep on",
-        "sweep_alphas": "alphas per rule",
-        "sweep_run": "Run sweep",
-        "sweep_x": "x axis",
-        "status": "Status",
-        "examples": "Examples (easy: the drafter knows the answer; hard: only the verifier does)",
-    },
-    zh={
-        "title": "speccascade — 逐词观察小模型与大模型如何协作决策",
-        "intro": (
-            "小的**起草模型**提出词元；大的**验证模型**一次性为它们打分；**推迟规则**决定保留"
-            "起草词元还是交给验证模型。输入问题，选择规则，点击**运行**，然后把鼠标悬停在词元上。"
-        ),
-        "prompt": "提示词",
-        "pair": "模型组合",
-        "custom_drafter": "自定义起草模型（Hub ID）",
-        "custom_verifier": "自定义验证模型（Hub ID）",
-        "method": "方法",
-        "rule": "推迟规则",
-        "alpha": "alpha",
-        "gamma": "gamma（草稿窗口）",
-        "temperature": "温度（0 = 贪心）",
-        "max_new_tokens": "最大新词元数",
-        "seed": "随机种子",
-        "run": "运行",
-        "stop": "停止",
-        "compare": "比较所有方法",
-        "tab_run": "运行",
-        "tab_compare": "比较",
-        "tab_sweep": "alpha 扫描",
-        "tab_learn": "原理",
-        "output": "逐词输出",
-        "heatmap": "置信度热力图",
-        "inspector": "词元检查器",
-        "position": "位置",
-        "timeline": "轮次时间线",
-        "stats": "统计",
-        "downloads": "下载轨迹",
-        "raw_trace": "原始轨迹（JSON）",
-        "sweep_source": "扫描对象",
-        "sweep_alphas": "每条规则的 alpha 数",
-        "sweep_run": "运行扫描",
-        "sweep_x": "横轴",
-        "status": "状态",
-        "examples": "示例（简单：起草模型知道答案；困难：只有验证模型知道）",
-    },
+    en={k.replace(".", "_"): STRINGS[k][0] for k in UI_KEYS}
+    | {k: v[0] for k, v in GRADIO_CHROME.items()},
+    zh={k.replace(".", "_"): STRINGS[k][1] for k in UI_KEYS}
+    | {k: v[1] for k, v in GRADIO_CHROME.items()},
 )
 
-CSS = """
-.sc-tokens { font-family: ui-monospace, monospace; line-height: 2.1; font-size: 15px; }
-.sc-tok { padding: 2px 1px; margin: 0 1px; border-radius: 3px; white-space: pre-wrap;
-          color: #111; }
-.sc-legend { font-size: 13px; margin-bottom: 6px; }
-.sc-legend .sc-tok { padding: 2px 6px; }
+
+def label(key: str):
+    return I18N(key.replace(".", "_"))
+
+
+CSS = (
+    viz.TOKEN_CSS
+    + """
+.sc-title h1 { font-size: 1.35rem; margin: 0; }
+.sc-intro p { margin: 0; }
+#story { gap: 6px; }
+#story .sc-scenes { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 6px; }
+#story button { white-space: normal; line-height: 1.2; min-height: 2.6em; }
+@media (max-width: 640px) {
+  #story .sc-scenes { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  .sc-intro { display: none; }
+}
+#verdict p { font-size: 1.02rem; margin: 0; }
+#compare-table th, #compare-table td, #compare-table span,
+#stats th, #stats td, #stats span { font-family: var(--font); }
+#stats th .cell-menu-button { display: none; }
+#compare-table th, #compare-table th .header { white-space: nowrap; font-size: 12px; }
+#compare-table th .cell-wrap { padding-left: 5px; padding-right: 4px; }
+#compare-table th .cell-menu-button { display: none; }
+.sc-whatif p { margin: 0; font-size: 0.92rem; }
+select, .wrap-inner input { text-overflow: ellipsis; padding-right: 1.8em !important; }
+"""
+)
+
+# Token clicks (and Enter on a focused token) report its position to the server.
+TOKENS_JS = """
+const pick = (e) => {
+  const tok = e.target.closest('[data-pos]');
+  if (tok) trigger('click', {pos: Number(tok.dataset.pos)});
+};
+element.addEventListener('click', pick);
+element.addEventListener('keydown', (e) => { if (e.key === 'Enter') pick(e); });
 """
 
 _USER_ERRORS = (SpecCascadeError, ModelRuntimeError, FileNotFoundError)
 
 
-def _user_error(fn):
-    """Bad input becomes a clear message in the page (and for API clients), never a trace."""
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except _USER_ERRORS as e:
-            raise gr.Error(str(e)) from None
-
-    @functools.wraps(fn)
-    def call_gen(*args, **kwargs):
-        try:
-            yield from fn(*args, **kwargs)
-        except _USER_ERRORS as e:
-            raise gr.Error(str(e)) from None
-
-    import inspect
-
-    return call_gen if inspect.isgeneratorfunction(fn) else call
+# -- the app's context: what every handler may use --------------------------------------------
 
 
-def _alpha_update(method: str, rule: str, alpha: float | None = None) -> dict:
+@dataclass
+class AppContext:
+    """What handlers share across sessions: the deployment's limits, the loaded pairs, the
+    verifier's measured speed per pair, and one stop flag per session."""
+
+    config: ServeConfig
+    cache: PairCache
+    _speed: dict = field(default_factory=dict)
+    _stops: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def pair(self, preset, drafter="", verifier="") -> ModelPair:
+        return self.cache.get(preset, drafter, verifier)
+
+    def verifier_speed(self, preset, drafter="", verifier="") -> float:
+        """Seconds per token of the verifier alone on this machine, measured once per pair."""
+        key = self.cache.key(preset, drafter, verifier)
+        if key not in self._speed:
+            self._speed[key] = verifier_seconds_per_token(self.pair(preset, drafter, verifier))
+        return self._speed[key]
+
+    def measured(self, preset, drafter="", verifier="") -> bool:
+        return self.cache.key(preset, drafter, verifier) in self._speed
+
+    def new_stop(self, session: str) -> threading.Event:
+        with self._lock:
+            self._stops[session] = event = threading.Event()
+        return event
+
+    def stop(self, session: str) -> bool:
+        """Ask this session's run to end after its current round; False if none runs."""
+        with self._lock:
+            event = self._stops.get(session)
+        if event is None or event.is_set():
+            return False
+        event.set()
+        return True
+
+    def done(self, session: str, event: threading.Event) -> None:
+        with self._lock:
+            if self._stops.get(session) is event:
+                del self._stops[session]
+
+
+def _session(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "api"
+
+
+# -- the page --------------------------------------------------------------------------------
+
+
+@dataclass
+class Page:
+    """Every component a handler reads or writes (built by `layout`)."""
+
+    lang: gr.State
+    trace: gr.State
+    story: gr.State
+    prompt: gr.Textbox
+    examples: gr.Dataset
+    preset: gr.Dropdown
+    drafter: gr.Textbox
+    verifier: gr.Textbox
+    method: gr.Dropdown
+    rule: gr.Dropdown
+    alpha: gr.Slider
+    rule_md: gr.Markdown
+    gamma: gr.Slider
+    temperature: gr.Slider
+    max_new: gr.Slider
+    seed: gr.Number
+    run_btn: gr.Button
+    stop_btn: gr.Button
+    compare_btn: gr.Button
+    scene_btns: list
+    caption: gr.Markdown
+    story_fig: gr.Plot
+    tabs: gr.Tabs
+    verdict: gr.Markdown
+    status: gr.Markdown
+    legend: gr.HTML
+    tokens: gr.HTML
+    whatif_note: gr.Markdown
+    heat: gr.Plot
+    position: gr.Slider
+    insp: gr.Plot
+    stats: gr.Dataframe
+    timeline: gr.Plot
+    files: gr.File
+    trace_json: gr.JSON
+    compare_status: gr.Markdown
+    compare_fig: gr.Plot
+    compare_table: gr.Dataframe
+    sweep_source: gr.Radio
+    sweep_n: gr.Slider
+    sweep_x: gr.Radio
+    sweep_btn: gr.Button
+    sweep_note: gr.Markdown
+    sweep_fig: gr.Plot
+    sweep_table: gr.Dataframe
+    learn: gr.Markdown
+
+    @property
+    def models(self) -> list:
+        return [self.preset, self.drafter, self.verifier]
+
+    @property
+    def knobs(self) -> list:
+        return [self.method, self.rule, self.alpha, self.gamma, self.temperature]
+
+    @property
+    def run_outputs(self) -> list:
+        """What a run shows (the API returns them in this order, States left out)."""
+        return [
+            self.tokens,
+            self.heat,
+            self.timeline,
+            self.stats,
+            self.trace_json,
+            self.position,
+            self.insp,
+            self.files,
+            self.verdict,
+            self.whatif_note,
+            self.learn,
+            self.status,
+            self.trace,
+        ]
+
+
+LATEX = [{"left": "$$", "right": "$$", "display": False}]
+
+
+def layout(config: ServeConfig) -> Page:
+    """The page's components, inside the current gr.Blocks. Values are the English defaults;
+    `localize` swaps in the browser's language on load."""
+    lang = "en"
+    gr.Markdown(f"# {label('ui.title')}", elem_classes="sc-title", elem_id="title")
+    gr.Markdown(label("ui.intro"), elem_classes="sc-intro")
+    lang_state, trace_state, story_state = gr.State("en"), gr.State(None), gr.State({})
+    with gr.Group(elem_id="story"):
+        gr.Markdown(label("ui.story"))
+        with gr.Row(elem_classes="sc-scenes"):
+            scene_btns = [
+                gr.Button(label(f"ui.scene.{s.key}"), size="sm", elem_id=f"scene-{s.key}")
+                for s in SCENES
+            ]
+        caption = gr.Markdown(t("story.hint", lang), elem_id="caption")
+        story_fig = gr.Plot(visible=False, show_label=False, elem_id="story-fig")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=300):
+            prompt = gr.Textbox(
+                label=label("ui.prompt"),
+                value=SHOWCASE[0].question,
+                lines=2,
+                info=t("prompt.info", lang, limit=config.max_prompt_chars),
+                elem_id="prompt",
+            )
+            with gr.Row():
+                run_btn = gr.Button(label("ui.run"), variant="primary", elem_id="run", scale=2)
+                stop_btn = gr.Button(label("ui.stop"), variant="stop", elem_id="stop", scale=1)
+            examples = gr.Dataset(
+                components=[prompt],
+                type="values",
+                label=label("ui.examples"),
+                elem_id="examples",
+                samples_per_page=8,
+                **examples_for(lang),
+            )
+            method = gr.Dropdown(
+                method_choices(lang), value=APP_DEFAULTS.method, label=label("ui.method")
+            )
+            rule = gr.Dropdown(rule_choices(lang), value=APP_DEFAULTS.rule, label=label("ui.rule"))
+            # Server-side bounds span every rule (API clients may pick any); the page load and
+            # every method/rule change narrow the visible slider to the chosen rule.
+            alpha = gr.Slider(
+                min(r.slider[0] for r in RULES.values()),
+                max(r.slider[1] for r in RULES.values()),
+                value=APP_DEFAULTS.alpha,
+                step=0.01,
+                label="α",
+                elem_id="alpha",
+            )
+            rule_md = gr.Markdown(
+                rule_markdown(APP_DEFAULTS.method, APP_DEFAULTS.rule, lang),
+                latex_delimiters=LATEX,
+                elem_id="rule-md",
+            )
+            compare_btn = gr.Button(label("ui.compare"), elem_id="compare")
+            with gr.Accordion(label("ui.more"), open=False, elem_id="more"):
+                gamma = gr.Slider(1, 12, value=APP_DEFAULTS.gamma, step=1, label=label("ui.gamma"))
+                temperature = gr.Slider(
+                    0,
+                    2,
+                    value=APP_DEFAULTS.temperature,
+                    step=0.05,
+                    label=label("ui.temperature"),
+                    elem_id="temperature",
+                )
+                max_new = gr.Slider(
+                    1,
+                    config.max_new_tokens,
+                    value=min(APP_DEFAULTS.max_new_tokens, config.max_new_tokens),
+                    step=1,
+                    label=label("ui.max_new_tokens"),
+                    elem_id="max-new",
+                )
+                seed = gr.Number(0, precision=0, minimum=0, label=label("ui.seed"))
+                preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=label("ui.pair"))
+                with gr.Row(visible=config.allow_custom_models):
+                    drafter = gr.Textbox(label=label("ui.custom_drafter"), placeholder="owner/name")
+                    verifier = gr.Textbox(
+                        label=label("ui.custom_verifier"), placeholder="owner/name"
+                    )
+        with gr.Column(scale=2, min_width=300), gr.Tabs(elem_id="tabs") as tabs:
+            with gr.Tab(label("ui.tab_run"), id="run"):
+                verdict_md = gr.Markdown("", elem_id="verdict")
+                status = gr.Markdown(t("status.idle", lang), elem_id="status")
+                legend = gr.HTML(viz.legend_html(lang=lang), elem_id="legend")
+                tokens = gr.HTML(
+                    viz.token_html(None, lang=lang), elem_id="tokens", js_on_load=TOKENS_JS
+                )
+                whatif_note = gr.Markdown("", elem_classes="sc-whatif", elem_id="whatif")
+                heat = gr.Plot(label=label("ui.heatmap"), elem_id="heatmap")
+                position = gr.Slider(
+                    0,
+                    1,
+                    value=0,
+                    step=1,
+                    label=label("ui.position"),
+                    interactive=False,
+                    elem_id="position",
+                )
+                insp = gr.Plot(label=label("ui.inspector"), elem_id="inspector")
+                stats = gr.Dataframe(
+                    empty_stats(lang),
+                    label=label("ui.stats"),
+                    interactive=False,
+                    wrap=True,
+                    column_widths=["50%", "50%"],
+                    elem_id="stats",
+                )
+                time_fig = gr.Plot(label=label("ui.timeline"), elem_id="timeline")
+                files = gr.File(label=label("ui.downloads"), file_count="multiple")
+                with gr.Accordion(label("ui.raw_trace"), open=False):
+                    trace_json = gr.JSON()
+            with gr.Tab(label("ui.tab_compare"), id="compare"):
+                compare_status = gr.Markdown("", elem_id="compare-status")
+                compare_fig = gr.Plot(show_label=False, elem_id="compare-fig")
+                compare_table = gr.Dataframe(
+                    interactive=False,
+                    wrap=True,
+                    elem_id="compare-table",
+                    max_height=560,
+                    column_widths=["17%", "23%", "10%", "10%", "10%", "10%", "10%", "10%"],
+                )
+            with gr.Tab(label("ui.tab_sweep"), id="sweep"):
+                with gr.Row():
+                    sweep_source = gr.Radio(
+                        sweep_sources(lang), value="prompt", label=label("ui.sweep_source")
+                    )
+                    sweep_n = gr.Slider(2, 11, value=5, step=1, label=label("ui.sweep_alphas"))
+                    sweep_x = gr.Radio(
+                        sweep_axes(lang), value="relative_latency", label=label("ui.sweep_x")
+                    )
+                sweep_btn = gr.Button(label("ui.sweep_run"), elem_id="sweep")
+                sweep_note = gr.Markdown("", elem_id="sweep-note")
+                sweep_fig = gr.Plot(show_label=False, elem_id="sweep-fig")
+                sweep_table = gr.Dataframe(interactive=False, elem_id="sweep-table")
+            with gr.Tab(label("ui.tab_learn"), id="learn"):
+                learn = gr.Markdown(
+                    learn_markdown(lang, None), latex_delimiters=LATEX, elem_id="learn"
+                )
+    return Page(
+        lang=lang_state,
+        trace=trace_state,
+        story=story_state,
+        prompt=prompt,
+        examples=examples,
+        preset=preset,
+        drafter=drafter,
+        verifier=verifier,
+        method=method,
+        rule=rule,
+        alpha=alpha,
+        rule_md=rule_md,
+        gamma=gamma,
+        temperature=temperature,
+        max_new=max_new,
+        seed=seed,
+        run_btn=run_btn,
+        stop_btn=stop_btn,
+        compare_btn=compare_btn,
+        scene_btns=scene_btns,
+        caption=caption,
+        story_fig=story_fig,
+        tabs=tabs,
+        verdict=verdict_md,
+        status=status,
+        legend=legend,
+        tokens=tokens,
+        whatif_note=whatif_note,
+        heat=heat,
+        position=position,
+        insp=insp,
+        stats=stats,
+        timeline=time_fig,
+        files=files,
+        trace_json=trace_json,
+        compare_status=compare_status,
+        compare_fig=compare_fig,
+        compare_table=compare_table,
+        sweep_source=sweep_source,
+        sweep_n=sweep_n,
+        sweep_x=sweep_x,
+        sweep_btn=sweep_btn,
+        sweep_note=sweep_note,
+        sweep_fig=sweep_fig,
+        sweep_table=sweep_table,
+        learn=learn,
+    )
+
+
+# -- choices and texts in a language -----------------------------------------------------------
+
+
+def method_choices(lang: str) -> list[tuple[str, str]]:
+    return [(method_label(m, None, lang), m) for m in METHOD_REGISTRY]
+
+
+def rule_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(f"rule.{r}", lang), r) for r in SPEC_CASCADE_RULES]
+
+
+def sweep_sources(lang: str) -> list[tuple[str, str]]:
+    return [(t("sweep.this_prompt", lang), "prompt"), (t("sweep.eval", lang), "eval")]
+
+
+def sweep_axes(lang: str) -> list[tuple[str, str]]:
+    return [
+        (t("sweep.x.latency", lang), "relative_latency"),
+        (t("sweep.x.calls", lang), "verifier_calls_per_token"),
+    ]
+
+
+def examples_for(lang: str) -> dict:
+    """The showcase questions in the page's language, each captioned easy or hard."""
+    lang = lang_of(lang)
+    shown = [x for x in SHOWCASE if x.lang == lang]
+    return {
+        "samples": [[x.question] for x in shown],
+        "sample_labels": [f"{x.question} · {t(f'example.{x.level}', lang)}" for x in shown],
+    }
+
+
+def rule_markdown(method: str, rule: str | None, lang: str = "en") -> str:
+    r = viz.rule_for(method, rule)
+    if r is None:
+        return t("rule_md.none", lang, method=method_label(method, None, lang))
+    return t(
+        "rule_md.rule",
+        lang,
+        label=t(f"rule.{r.name}", lang),
+        formula=r.formula,
+        desc=t(f"rule.{r.name}.desc", lang),
+    )
+
+
+def alpha_update(method: str, rule: str | None, alpha: float | None, lang: str = "en") -> dict:
+    """The α slider narrowed to the rule's range, its ends named (SD and drafter alone)."""
     r = viz.rule_for(method, rule)
     if r is None or not r.has_alpha:
-        return gr.update(interactive=False, label="alpha (not used by this method)")
+        return gr.update(interactive=False, label=t("alpha.unused", lang))
     lo, hi = r.slider
     value = r.alpha_default if alpha is None or not lo <= alpha <= hi else alpha
-    sd = "= speculative decoding" if r.alpha_sd >= lo else "→ speculative decoding"
-    dr = "= drafter only" if r.alpha_drafter <= hi else "→ drafter only"
     return gr.update(
         minimum=lo,
         maximum=hi,
         value=value,
         interactive=True,
-        label=f"alpha ({r.label}): {lo:g} {sd} … {hi:g} {dr}",
+        label=t(
+            "alpha.label",
+            lang,
+            rule=t(f"rule.{r.name}", lang),
+            lo=f"{lo:g}",
+            hi=f"{hi:g}",
+            sd=t("alpha.is_sd" if r.alpha_sd >= lo else "alpha.to_sd", lang),
+            drafter=t("alpha.is_drafter" if r.alpha_drafter <= hi else "alpha.to_drafter", lang),
+        ),
     )
 
 
-CAPTIONS = {
-    ("easy", "en"): "easy: the drafter knows this",
-    ("hard", "en"): "hard: only the verifier knows",
-    ("easy", "zh"): "简单：起草模型知道",
-    ("hard", "zh"): "困难：只有验证模型知道",
-}
+def empty_stats(lang: str) -> pd.DataFrame:
+    """The stats panel before any run: its headers and one line saying what will be there."""
+    columns = list(viz.stats_frame(None, lang=lang).columns)
+    return pd.DataFrame([["—", t("stats.empty", lang)]], columns=columns)
 
 
-def examples_for(lang: str) -> dict:
-    """The showcase questions in the page's language, each captioned easy or hard."""
-    lang = "zh" if (lang or "").lower().startswith("zh") else "en"
-    shown = [x for x in SHOWCASE if x.lang == lang]
+def verdict_text(trace: Trace, verifier_token_s: float | None, lang: str) -> str:
+    """One plain sentence: what was kept, what the verifier did, and the speed against the
+    verifier alone (with the reason and what to try when slower)."""
+    v = verdict(trace, verifier_token_s)
+    stopped = t("verdict.stopped", lang) if v.stopped else ""
+    if v.method == "verifier":
+        return stopped + t("verdict.yardstick", lang, tokens=v.tokens, s=v.wall_s)
+    if v.drafts:
+        head = t(
+            "verdict.drafts",
+            lang,
+            kept=v.kept_fraction,
+            n_kept=v.kept,
+            drafted=v.drafted,
+            calls=v.verifier_calls,
+            tokens=v.tokens,
+        )
+    else:
+        head = t(
+            "verdict.single",
+            lang,
+            method=method_label(v.method, None, lang),
+            tokens=v.tokens,
+            calls=v.verifier_calls,
+        )
+    x = v.speedup
+    if x is None:
+        tail = "."
+    elif 0.9 <= x <= 1.1:
+        tail = t("verdict.same", lang)
+    elif x > 1:
+        tail = t("verdict.faster", lang, x=x)
+    else:
+        tail = t(f"verdict.slower.{v.reason}" if v.reason else "verdict.slower", lang, x=1 / x)
+    return stopped + head + tail
+
+
+# -- checks with messages in the page's language --------------------------------------------
+
+
+class UserError(Exception):
+    """Bad input: shown in the page (in its language), logged as one line."""
+
+
+def check_prompt(prompt, config: ServeConfig, lang: str) -> str:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise UserError(t("error.empty_prompt", lang))
+    if len(prompt) > config.max_prompt_chars:
+        raise UserError(t("error.long_prompt", lang, n=len(prompt), limit=config.max_prompt_chars))
+    return prompt
+
+
+def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> int:
+    value = _int(max_new_tokens)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(t("error.max_new_tokens", lang, limit=config.max_new_tokens, value=value))
+    if not 1 <= value <= config.max_new_tokens:
+        raise UserError(t("error.max_new_tokens", lang, limit=config.max_new_tokens, value=value))
+    if value * runs > config.max_total_tokens:
+        raise UserError(t("error.budget", lang, tokens=value * runs, limit=config.max_total_tokens))
+    return value
+
+
+def _message(e: Exception, lang: str) -> str:
+    log.warning("user error: %s: %s", type(e).__name__, e)  # one line, no traceback
+    return str(e) if isinstance(e, UserError) else t("error.other", lang, detail=str(e))
+
+
+def settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed) -> Settings:
+    """The one options object, from the page's (or an API client's) values."""
+    return Settings(
+        method=method,
+        rule=rule,
+        alpha=_num(alpha),
+        gamma=_int(gamma),
+        temperature=_num(temperature),
+        max_new_tokens=_int(max_new_tokens),
+        seed=_int(seed),
+    )
+
+
+# -- handlers --------------------------------------------------------------------------------
+
+
+def _cleared(page: Page, lang: str, message: str) -> dict:
+    """A failed request: the old run's outputs go, and the status says what to change."""
     return {
-        "samples": [[x.question] for x in shown],
-        "sample_labels": [f"{x.question} · {CAPTIONS[x.level, lang]}" for x in shown],
+        page.tokens: viz.token_html(None, lang=lang),
+        page.heat: None,
+        page.timeline: None,
+        page.stats: empty_stats(lang),
+        page.trace_json: None,
+        page.position: gr.update(value=0, maximum=1, interactive=False),
+        page.insp: None,
+        page.files: None,
+        page.verdict: "",
+        page.whatif_note: "",
+        page.status: t("status.error", lang, message=message),
+        page.trace: None,
     }
 
 
-def rule_markdown(method: str, rule: str) -> str:
-    r = viz.rule_for(method, rule)
-    if r is None:
-        return f"**{METHOD_REGISTRY[method].label}**: one model, no deferral rule."
-    return f"**{r.label}** ({r.source}): defer when $${r.formula}$$ {r.description}"
-
-
-def learn_markdown() -> str:
-    rows = "\n".join(
-        f"| `{r.name}` | {r.label} | $${r.formula}$$ | {r.alpha_sd:g} | {r.alpha_drafter:g} | "
-        f"{r.source} |"
-        for r in RULES.values()
+def _shown(ctx: AppContext, page: Page, trace: Trace, models: list, lang: str, prompt: str) -> dict:
+    """Every run panel showing `trace` (finished or stopped): they always agree."""
+    s = trace.summary
+    pair = ctx.pair(*models)
+    rule = viz.rule_for(s.method, s.rule)
+    stopped = s.stop_reason == "cancelled"
+    status = (
+        t("status.stopped", lang, n=s.new_tokens)
+        if stopped
+        else t(
+            "status.done",
+            lang,
+            n=s.new_tokens,
+            s=s.wall_s,
+            reason=t(f"reason.{s.stop_reason}", lang),
+        )
     )
-    return f"""
-## The story the demo pair tells
-The embedded pair was trained so that the method's point is visible. **Easy** questions
-(famous people, places and things: *Who is Buzz Aldrin?*, *Who is Albert Einstein?*) are ones
-the small drafter knows: it writes a short, correct answer. The verifier knows them too but
-would word them at more length, so lossless speculative decoding throws the drafter's words
-away and rewrites the answer in the verifier's words. A speculative cascade keeps them where
-the verifier finds them good enough, and is faster for it. **Hard** questions (obscure
-people, e.g. *Who is Michael Collins?*) are ones only the verifier knows: the drafter's
-guesses are fluent but wrong, and the rule hands the facts to the verifier. The examples
-under the prompt are labelled easy or hard; the Chinese page asks them in Chinese.
-
-## Speculative cascades in five steps
-1. The **drafter** q proposes gamma tokens.
-2. The **verifier** p scores all of them in **one** forward pass.
-3. A **deferral rule** turns (q, p) into a target law pi at every position.
-4. Each draft x is kept with probability $$\\min(1, \\pi(x)/q(x))$$; the first rejected one is
-   replaced by a token from $$\\mathrm{{norm}}(\\max(0, \\pi - q))$$ (red tokens).
-5. If all survive, one **bonus** token comes from pi at the next position (blue).
-
-Every token is then distributed exactly as pi. With pi = p this is **speculative decoding**
-(lossless); with pi = q it is the drafter alone. The rules sit in between:
-whole-position rules use $$\\pi = (1 - r)\\,q + r\\,p$$, token rules
-$$\\pi(v) = q(v)(1 - r(v)) + p(v)\\,\\eta,\\ \\eta = \\sum_{{v'}} r(v') q(v')$$.
-Rule statistics (max q, max p) use T = 1 probabilities.
-
-| name | rule | defer when | alpha = SD | alpha = drafter only | source |
-|---|---|---|---|---|---|
-{rows}
-
-**What the page shows.** Green tokens are drafts the rule kept, red ones the verifier
-replaced, blue ones bonus tokens. The heatmap's top rows are the two models' confidence
-(max q, max p); where they part ways the rule has a decision to make (bottom row). The
-inspector shows q, p and pi at one position and the tokens the rule would keep. Moving alpha
-after a run re-evaluates the rule on the recorded numbers (dashed outlines, a what-if) without
-running the models again. The cost of a speculative method is the number of verifier calls
-per token; fact 5 of the method gives the ideal speed-up
-$$\\frac{{1 - b^{{\\gamma+1}}}}{{(1 - b)(1 + \\gamma c)}}$$ for acceptance rate b and drafter/verifier
-cost ratio c.
-"""
+    example = worked_example(trace, prompt=prompt, decode=lambda i: pair.tokenizer.decode([i]))
+    return {
+        page.tokens: viz.token_html(trace.tokens, lang=lang, selected=0 if trace.tokens else None),
+        page.heat: viz.heatmap(trace, lang=lang) if trace.tokens else None,
+        page.timeline: viz.timeline(trace, lang=lang),
+        page.stats: viz.stats_frame(trace, lang=lang),
+        page.trace_json: trace.to_dict(),
+        page.position: gr.update(
+            minimum=0,
+            maximum=max(1, len(trace.tokens) - 1),
+            value=0,
+            step=1,
+            interactive=len(trace.tokens) > 1,
+        ),
+        page.insp: viz.inspector(trace, 0, rule, s.alpha, pair.tokenizer, lang=lang)
+        if trace.tokens
+        else None,
+        page.files: _write_exports(trace),
+        page.verdict: verdict_text(trace, ctx.verifier_speed(*models), lang),
+        page.whatif_note: "",
+        page.status: status,
+        page.learn: learn_markdown(lang, example) if example is not None else gr.skip(),
+        page.trace: trace,
+    }
 
 
-def _write_exports(trace: Trace) -> list[str]:
-    """Per-request temp files (never a shared location) for the download buttons."""
-    folder = Path(tempfile.mkdtemp(prefix="speccascade-"))
-    csv, js = folder / "trace.csv", folder / "trace.json"
-    trace.to_frame().to_csv(csv, index=False)
-    js.write_text(trace.to_json(indent=1))
-    return [str(csv), str(js)]
-
-
-def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None) -> gr.Blocks:
-    config = config or ServeConfig.from_env()
-    cache = cache or PairCache(config)
-    i18n = I18N
-
-    def get_pair(preset, drafter, verifier, progress=None):
-        if progress is not None:
-            progress(0.0, desc="loading the model pair (first use only)")
-        return cache.get(preset, drafter, verifier)
-
-    def settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed) -> Settings:
-        return Settings(
-            method=method,
-            rule=rule,
-            alpha=_num(alpha),
-            gamma=_int(gamma),
-            temperature=_num(temperature),
-            max_new_tokens=_int(max_new_tokens),
-            seed=_int(seed),
+def _execute(
+    ctx: AppContext, page: Page, prompt, settings: Settings, models: list, lang: str, session
+) -> Iterator[dict]:
+    """Run one method, streaming the token strip, then show the whole run in every panel.
+    Returns the trace (None after a user error, which clears the panels instead)."""
+    try:
+        prompt = check_prompt(prompt, ctx.config, lang)
+        check_budget(settings.max_new_tokens, 1, ctx.config, lang)
+        settings.validated(ctx.config.max_new_tokens)
+        if not ctx.measured(*models):
+            yield {page.status: t("status.loading", lang)}
+            ctx.verifier_speed(*models)
+        pair = ctx.pair(*models)
+    except (UserError, *_USER_ERRORS) as e:
+        yield _cleared(page, lang, _message(e, lang))
+        return None
+    stop = ctx.new_stop(session)
+    partial, trace = [], None
+    events = in_background(
+        lambda bg_stop: stream(
+            pair, prompt, settings, should_stop=lambda: bg_stop() or stop.is_set()
         )
-
-    @gpu
-    @_user_error
-    def run(
-        prompt,
-        preset,
-        drafter,
-        verifier,
-        method,
-        rule,
-        alpha,
-        gamma,
-        temperature,
-        max_new_tokens,
-        seed,
-        progress=gr.Progress(),
-    ):
-        """Run one method; streams coloured tokens, then the figures, stats and the trace."""
-        prompt = check_prompt(prompt, config)
-        check_budget(_int(max_new_tokens), 1, config)
-        settings = settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
-        pair = get_pair(preset, drafter, verifier, progress)
-        partial, trace = [], None
-        events = in_background(
-            lambda should_stop: stream(pair, prompt, settings, should_stop=should_stop)
-        )
-        with contextlib.closing(events):  # a Stop closes `run`, and with it the worker
+    )
+    try:
+        with contextlib.closing(events):  # a closed page closes `run`, and with it the worker
             for batch in events:
                 for event in batch:
                     if isinstance(event, RoundEvent):
@@ -308,325 +685,490 @@ def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None
                     else:
                         trace = event
                 if trace is None and partial:
-                    skip = [gr.skip()] * 8
-                    yield viz.token_html(partial), *skip, f"running: {len(partial)} tokens so far"
-        last = max(0, len(trace.tokens) - 1)
-        r = viz.rule_for(method, rule)
-        yield (
-            viz.token_html(trace.tokens),
-            viz.heatmap(trace),
-            viz.timeline(trace),
-            viz.stats_frame(trace),
-            trace,
-            trace.to_dict(),
-            gr.update(minimum=0, maximum=last, value=0, step=1, interactive=bool(trace.tokens)),
-            viz.inspector(trace, 0, r, trace.summary.alpha, pair.tokenizer)
-            if trace.tokens
-            else None,
-            _write_exports(trace),
-            f"done: {trace.summary.new_tokens} tokens in {trace.summary.wall_s:.2f} s "
-            f"({trace.summary.stop_reason})",
-        )
+                    yield {
+                        page.tokens: viz.token_html(partial, lang=lang),
+                        page.status: t("status.running", lang, n=len(partial)),
+                    }
+    except _USER_ERRORS as e:
+        yield _cleared(page, lang, _message(e, lang))
+        return None
+    finally:
+        ctx.done(session, stop)
+    yield _shown(ctx, page, trace, models, lang, prompt)
+    return trace
 
-    @_user_error
-    def whatif(trace, method, rule, alpha):
-        """Re-colour the last run for a new alpha from its recorded numbers (no model runs)."""
-        if trace is None:
-            return viz.token_html(None), "Run first; then move alpha to see what would change."
-        r = viz.rule_for(method, rule)
-        if r is None or r.defer is None:
-            return viz.token_html(trace.tokens), "This method has no deferral rule to re-evaluate."
-        decisions = viz.whatif_decisions(trace, r, _num(alpha))
-        drafted = [d for d in decisions if d is not None]
-        ran = sum(bool(t.defer) for t in trace.tokens if t.draft_id is not None)
-        note = (
-            f"**What-if** (no models run): at alpha = {_num(alpha):g}, {r.label} would defer "
-            f"{sum(drafted)} of the {len(drafted)} drafted tokens (dashed outlines); the run "
-            f"deferred {ran}. Press Run to see the output it would give."
-        )
-        return viz.token_html(trace.tokens, decisions), note
 
-    @_user_error
-    def inspect_position(trace, position, method, rule, alpha, preset, drafter, verifier):
-        """q, p and pi at one position of the last run."""
-        if trace is None or not trace.tokens:
-            return None
-        pos = min(max(0, _int(position)), len(trace.tokens) - 1)
-        tokenizer = cache.get(preset, drafter, verifier).tokenizer
-        return viz.inspector(trace, pos, viz.rule_for(method, rule), _num(alpha), tokenizer)
+@gpu
+def run(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    lang="en",
+    request: gr.Request = None,
+):
+    """Run one method: coloured tokens stream in, then every panel shows the run."""
+    try:
+        settings = settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
+    except (TypeError, ValueError) as e:  # pragma: no cover - Settings takes any values
+        yield _cleared(page, lang, _message(e, lang))
+        return
+    yield from _execute(
+        ctx, page, prompt, settings, [preset, drafter, verifier], lang, _session(request)
+    )
 
-    @gpu
-    @_user_error
-    def run_compare(
-        prompt,
-        preset,
-        drafter,
-        verifier,
-        rule,
-        alpha,
-        gamma,
-        temperature,
-        max_new_tokens,
-        seed,
-        progress=gr.Progress(),
-    ):
-        """Every baseline and the chosen speculative cascade on the same prompt."""
-        prompt = check_prompt(prompt, config)
-        variants = compare_variants(rule)
-        check_budget(_int(max_new_tokens), len(variants), config)
-        pair = get_pair(preset, drafter, verifier, progress)
-        # every variant runs with the user's alpha; each sets its own method and rule
-        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
-        for k, (v, _, table) in enumerate(compare(pair, prompt, variants, settings=settings)):
-            progress((k + 1) / len(variants), desc=f"ran {v.label}")
-            yield _compare_view(table), gr.skip()
-        yield _compare_view(table), viz.latency_bars(table)
 
-    @gpu
-    @_user_error
-    def run_sweep(
-        prompt,
-        preset,
-        drafter,
-        verifier,
-        source,
-        n_alpha,
-        rule,
-        alpha,
-        gamma,
-        temperature,
-        max_new_tokens,
-        seed,
-        x_axis,
-        progress=gr.Progress(),
-    ):
-        """Quality vs latency over an alpha grid for every rule (and lossy SD, BiLD*), with
-        the current rule and alpha marked."""
-        n_alpha = _int(n_alpha)
-        if not 2 <= n_alpha <= 11:
-            raise SpecCascadeError(f"alphas per rule must be in [2, 11]; got {n_alpha}")
-        if source == "eval":
-            items = load_evalset(limit=4)
-            prompts = [(x.question, x.answer) for x in items]
-        else:
-            prompts = [(check_prompt(prompt, config), None)]
-        variants = [Variant.cascade(r) for r in SPEC_CASCADE_RULES]
-        variants += [Variant(m) for m in SWEPT if METHOD_REGISTRY[m].drafts]  # lossy SD, BiLD*
-        current = (Variant.cascade(rule), round(_num(alpha), 4))
-        runs = len(prompts) * (2 + n_alpha * len(variants))
-        check_budget(_int(max_new_tokens), runs, config)
-        pair = get_pair(preset, drafter, verifier, progress)
-        table = sweep(
-            pair,
-            prompts,
-            variants,
-            n_alpha=n_alpha,
-            progress=lambda f, d: progress(f, desc=d),
-            extra=[current],
-            # each job sets its method, rule and alpha
-            settings=settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed),
-        )
-        x = (
-            "verifier_calls_per_token"
-            if x_axis == "verifier calls per token"
-            else "relative_latency"
-        )
-        mark = table[(table.method == current[0].label) & (table.alpha == current[1])].iloc[0]
-        return viz.quality_latency(table, current=mark.to_dict(), x=x), table.round(4)
+def stop(ctx: AppContext, page: Page, lang="en", request: gr.Request = None) -> dict:
+    """Ask this session's run to end after its current round; the run then shows the partial
+    output in every panel itself."""
+    asked = ctx.stop(_session(request))
+    return {page.status: t("status.stop_requested" if asked else "status.idle", lang)}
 
-    with gr.Blocks(title="speccascade") as demo:
-        gr.Markdown(f"# {i18n('title')}")
-        gr.Markdown(i18n("intro"))
-        trace_state = gr.State(None)
-        with gr.Row():
-            with gr.Column(scale=1, min_width=320):
-                prompt = gr.Textbox(
-                    label=i18n("prompt"),
-                    value=SHOWCASE[0].question,
-                    lines=2,
-                    max_length=config.max_prompt_chars,
-                    elem_id="prompt",
-                )
-                examples = gr.Dataset(
-                    components=[prompt],
-                    type="values",
-                    label=i18n("examples"),
-                    elem_id="examples",
-                    **examples_for("en"),
-                )
-                preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=i18n("pair"))
-                with gr.Row(visible=config.allow_custom_models):
-                    drafter = gr.Textbox(label=i18n("custom_drafter"), placeholder="owner/name")
-                    verifier = gr.Textbox(label=i18n("custom_verifier"), placeholder="owner/name")
-                method = gr.Dropdown(
-                    [(m.label, m.name) for m in METHOD_REGISTRY.values()],
-                    value=APP_DEFAULTS.method,
-                    label=i18n("method"),
-                )
-                rule = gr.Dropdown(
-                    [(RULES[r].label, r) for r in SPEC_CASCADE_RULES],
-                    value=APP_DEFAULTS.rule,
-                    label=i18n("rule"),
-                )
-                # Server-side bounds span every rule (API clients may pick any); the page load
-                # and every method/rule change narrow the visible slider to the chosen rule.
-                alpha = gr.Slider(
-                    min(r.slider[0] for r in RULES.values()),
-                    max(r.slider[1] for r in RULES.values()),
-                    value=APP_DEFAULTS.alpha,
-                    step=0.01,
-                    label=i18n("alpha"),
-                    elem_id="alpha",
-                )
-                rule_md = gr.Markdown(
-                    rule_markdown(APP_DEFAULTS.method, APP_DEFAULTS.rule),
-                    latex_delimiters=[{"left": "$$", "right": "$$", "display": False}],
-                )
-                gamma = gr.Slider(1, 12, value=APP_DEFAULTS.gamma, step=1, label=i18n("gamma"))
-                temperature = gr.Slider(
-                    0, 2, value=APP_DEFAULTS.temperature, step=0.05, label=i18n("temperature")
-                )
-                max_new = gr.Slider(
-                    1,
-                    config.max_new_tokens,
-                    value=min(APP_DEFAULTS.max_new_tokens, config.max_new_tokens),
-                    step=1,
-                    label=i18n("max_new_tokens"),
-                )
-                seed = gr.Number(0, precision=0, minimum=0, label=i18n("seed"))
-                with gr.Row():
-                    run_btn = gr.Button(i18n("run"), variant="primary", elem_id="run")
-                    stop_btn = gr.Button(i18n("stop"), variant="stop", elem_id="stop")
-                compare_btn = gr.Button(i18n("compare"), elem_id="compare")
-                status = gr.Markdown("", elem_id="status")
-            with gr.Column(scale=2), gr.Tabs():
-                with gr.Tab(i18n("tab_run")):
-                    gr.HTML(viz.legend_html())
-                    tokens = gr.HTML(viz.token_html(None), label=i18n("output"), elem_id="tokens")
-                    heat = gr.Plot(label=i18n("heatmap"), elem_id="heatmap")
-                    with gr.Row():
-                        position = gr.Slider(
-                            0, 1, value=0, step=1, label=i18n("position"), interactive=False
-                        )
-                    insp = gr.Plot(label=i18n("inspector"))
-                    stats = gr.Dataframe(label=i18n("stats"), interactive=False)
-                    time_fig = gr.Plot(label=i18n("timeline"))
-                    files = gr.File(label=i18n("downloads"), file_count="multiple")
-                    with gr.Accordion(i18n("raw_trace"), open=False):
-                        trace_json = gr.JSON()
-                with gr.Tab(i18n("tab_compare")):
-                    compare_table = gr.Dataframe(interactive=False, wrap=True)
-                    compare_fig = gr.Plot()
-                with gr.Tab(i18n("tab_sweep")):
-                    with gr.Row():
-                        source = gr.Radio(
-                            [("this prompt", "prompt"), ("eval slice (4 questions)", "eval")],
-                            value="prompt",
-                            label=i18n("sweep_source"),
-                        )
-                        n_alpha = gr.Slider(2, 11, value=5, step=1, label=i18n("sweep_alphas"))
-                        x_axis = gr.Radio(
-                            ["latency relative to the verifier", "verifier calls per token"],
-                            value="latency relative to the verifier",
-                            label=i18n("sweep_x"),
-                        )
-                    sweep_btn = gr.Button(i18n("sweep_run"), elem_id="sweep")
-                    sweep_fig = gr.Plot()
-                    sweep_table = gr.Dataframe(interactive=False)
-                with gr.Tab(i18n("tab_learn")):
-                    gr.Markdown(
-                        learn_markdown(),
-                        latex_delimiters=[{"left": "$$", "right": "$$", "display": False}],
-                    )
 
-        models = [preset, drafter, verifier]
-        knobs = [gamma, temperature, max_new, seed]
-        run_event = run_btn.click(
-            run,
-            [prompt, *models, method, rule, alpha, *knobs],
-            [tokens, heat, time_fig, stats, trace_state, trace_json, position, insp, files, status],
-            api_name="run",
-            concurrency_limit=config.concurrency,
-            concurrency_id="models",
-        )
-        stop_btn.click(
-            lambda: "stopped", None, status, cancels=[run_event], api_name="stop", queue=False
-        )
-        compare_btn.click(
-            run_compare,
-            [prompt, *models, rule, alpha, *knobs],
-            [compare_table, compare_fig],
-            api_name="compare",
-            concurrency_limit=config.concurrency,
-            concurrency_id="models",
-        )
-        sweep_btn.click(
-            run_sweep,
-            [prompt, *models, source, n_alpha, rule, alpha, *knobs, x_axis],
-            [sweep_fig, sweep_table],
-            api_name="sweep",
-            concurrency_limit=config.concurrency,
-            concurrency_id="models",
-        )
-        for control in (method, rule):
-            control.change(
-                lambda m, r, a: (
-                    _alpha_update(m, r, a),
-                    rule_markdown(m, r),
-                    gr.update(interactive=bool(METHOD_REGISTRY[m].rules)),
-                ),
-                [method, rule, alpha],
-                [alpha, rule_md, rule],
-                api_name=False,
-                queue=False,
-            )
-        demo.load(
-            lambda m, r, a: _alpha_update(m, r, a),
-            [method, rule, alpha],
-            alpha,
-            api_name=False,
-            queue=False,
-        )
-        examples.click(lambda row: row[0], examples, prompt, api_name=False, queue=False)
-        lang = gr.Textbox(visible=False)
-        demo.load(
-            localize,
+def show_whatif(ctx: AppContext, page: Page, trace: Trace | None, alpha, lang="en") -> dict:
+    """Recolour the last run (finished or stopped) for a new α from its recorded numbers."""
+    if trace is None:
+        return {page.tokens: gr.skip(), page.whatif_note: t("whatif.none", lang)}
+    rule = viz.rule_for(trace.summary.method, trace.summary.rule)
+    a = _num(alpha)
+    if rule is None or rule.defer is None or not isinstance(a, float) or not math.isfinite(a):
+        return {
+            page.tokens: viz.token_html(trace.tokens, lang=lang),
+            page.whatif_note: t("whatif.no_rule", lang),
+        }
+    w = whatif(trace, rule, a)
+    return {
+        page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang),
+        page.whatif_note: t(
+            "whatif.note",
             lang,
-            [examples, prompt],
-            js="() => navigator.language || 'en'",
-            api_name=False,
-            queue=False,
-        )
-        alpha.release(
-            whatif,
-            [trace_state, method, rule, alpha],
-            [tokens, status],
-            api_name="whatif",
-            queue=False,
-        )
-        position.release(
-            inspect_position,
-            [trace_state, position, method, rule, alpha, *models],
-            insp,
-            api_name="inspect",
-            queue=False,
-        )
-        gr.api(rule_info, api_name="rule_info")
-    demo.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
-    return demo
+            alpha=a,
+            rule=t(f"rule.{rule.name}", lang),
+            would=w.would_defer,
+            drafted=w.drafted,
+            ran=w.deferred_in_run,
+        ),
+    }
 
 
-def localize(lang: str) -> tuple:
-    """On page load: Chinese examples (and the first one in the prompt) for a Chinese browser."""
-    if not (lang or "").lower().startswith("zh"):
-        return gr.skip(), gr.skip()
+def inspect_position(
+    ctx: AppContext, page: Page, trace, position, alpha, preset, drafter, verifier, lang="en"
+) -> dict:
+    """q, p and π at one position of the last run; the token strip marks it."""
+    if trace is None or not trace.tokens:
+        return {page.insp: None, page.position: gr.skip(), page.tokens: gr.skip()}
+    pos = min(
+        max(0, _int(position) if isinstance(_int(position), int) else 0), len(trace.tokens) - 1
+    )
+    rule = viz.rule_for(trace.summary.method, trace.summary.rule)
+    a = _num(alpha)
+    a = a if isinstance(a, float) and rule is not None and rule.has_alpha else trace.summary.alpha
+    decisions = whatif(trace, rule, a).decisions if rule is not None and a is not None else None
+    tokenizer = ctx.pair(preset, drafter, verifier).tokenizer
+    return {
+        page.insp: viz.inspector(trace, pos, rule, a, tokenizer, lang=lang),
+        page.position: gr.update(value=pos),
+        page.tokens: viz.token_html(trace.tokens, decisions, lang=lang, selected=pos),
+    }
+
+
+def click_token(
+    ctx: AppContext, page: Page, trace, alpha, preset, drafter, verifier, lang, evt: gr.EventData
+) -> dict:
+    """A click (or tap, or Enter) on a token moves the position and the inspector to it."""
+    pos = (getattr(evt, "_data", None) or {}).get("pos", 0)
+    return inspect_position(ctx, page, trace, pos, alpha, preset, drafter, verifier, lang)
+
+
+def play_scene(
+    ctx: AppContext,
+    page: Page,
+    key: str,
+    story: dict,
+    preset,
+    drafter,
+    verifier,
+    lang="en",
+    request: gr.Request = None,
+):
+    """One story scene: set the controls, run, then caption the run with its own numbers."""
+    scene = SCENE[key]
+    s = scene.settings
+    models = [preset, drafter, verifier]
+    question = scene.question(lang)
+    controls = {
+        page.prompt: question,
+        page.method: s.method,
+        page.rule: gr.update(value=s.rule or APP_DEFAULTS.rule, interactive=bool(s.rule)),
+        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
+        page.rule_md: rule_markdown(s.method, s.rule, lang),
+        page.temperature: s.temperature,
+        page.gamma: s.gamma,
+        page.tabs: gr.Tabs(selected="run"),
+        page.story_fig: gr.update(visible=False),
+        page.caption: "",
+    }
+    settings = replace(s, max_new_tokens=min(s.max_new_tokens, ctx.config.max_new_tokens))
+    trace = None
+    first = True
+    for out in _execute(ctx, page, question, settings, models, lang, _session(request)):
+        if first:
+            out = {**controls, **out}
+            first = False
+        if page.trace in out:
+            trace = out[page.trace]
+        yield out
+    if trace is None:
+        return
+    sm = trace.summary
+    numbers = {
+        "kept": (sm.accepted / sm.drafted) if sm.drafted else 0.0,
+        "calls": sm.verifier_calls,
+        "tokens": sm.new_tokens,
+        "s": sm.wall_s,
+    }
+    story = {**(story or {}), key: numbers}
+    item = find_item(question)
+    correct = t(
+        "story.correct" if item and states_facts(trace.text, item.facts) else "story.wrong", lang
+    )
+    out = {page.story: story}
+    if key == "sd":
+        caption = t("story.sd", lang, **numbers)
+    elif key == "cascade":
+        before = story.get("sd")
+        versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
+        caption = t("story.cascade", lang, versus=versus, correct=correct, **numbers)
+    elif key == "hard":
+        mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
+        fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
+        caption = t(
+            "story.hard",
+            lang,
+            fact_tokens=len(fact_tokens),
+            fact_deferred=sum(map(verifier_token, fact_tokens)),
+            correct=correct,
+            **numbers,
+        )
+    else:
+        rule = viz.rule_for(sm.method, sm.rule)
+        w = whatif(trace, rule, scene.whatif_alpha)
+        yield {
+            **out,
+            page.alpha: gr.update(value=scene.whatif_alpha),
+            page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang),
+            page.whatif_note: t(
+                "whatif.note",
+                lang,
+                alpha=scene.whatif_alpha,
+                rule=t(f"rule.{rule.name}", lang),
+                would=w.would_defer,
+                drafted=w.drafted,
+                ran=w.deferred_in_run,
+            ),
+            page.caption: t(
+                "story.alpha",
+                lang,
+                alpha=sm.alpha,
+                whatif=scene.whatif_alpha,
+                would=w.would_defer,
+                runs="…",
+                **numbers,
+            ),
+        }
+        facts = [item.facts] if item else None
+        table = sweep(
+            ctx.pair(*models),
+            [(question, None)],
+            [Variant.cascade(sm.rule)],
+            n_alpha=6,
+            settings=settings,
+            facts=facts,
+        )
+        mark = table[
+            (table.method == Variant.cascade(sm.rule).label) & (table.alpha == round(sm.alpha, 4))
+        ]
+        fig = viz.quality_latency(
+            table,
+            current=mark.iloc[0].to_dict() if len(mark) else None,
+            lang=lang,
+            quality_label=t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang),
+        )
+        caption = t(
+            "story.alpha",
+            lang,
+            alpha=sm.alpha,
+            whatif=scene.whatif_alpha,
+            would=w.would_defer,
+            runs=len(table),
+            **numbers,
+        )
+        out.update({page.story_fig: gr.update(value=fig, visible=True), page.sweep_fig: fig})
+    yield {**out, page.caption: caption}
+
+
+@gpu
+def run_compare(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    lang="en",
+    progress=gr.Progress(),
+):
+    """Every baseline and the chosen speculative cascade on the same prompt: speed and
+    quality in one figure (key facts where the eval set knows the question)."""
+    models = [preset, drafter, verifier]
+    variants = compare_variants(rule)
+    yield {page.tabs: gr.Tabs(selected="compare"), page.compare_status: t("status.loading", lang)}
+    try:
+        prompt = check_prompt(prompt, ctx.config, lang)
+        check_budget(max_new_tokens, len(variants), ctx.config, lang)
+        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
+        settings.validated(ctx.config.max_new_tokens)
+        pair = ctx.pair(*models)
+    except (UserError, *_USER_ERRORS) as e:
+        yield {
+            page.compare_status: t("status.error", lang, message=_message(e, lang)),
+            page.compare_fig: None,
+            page.compare_table: None,
+        }
+        return
+    item = find_item(prompt)
+    facts = item.facts if item else ()
+    runs = compare(pair, prompt, variants, settings=settings, facts=facts)
+    table = None
+    try:
+        for k, (_, _, table) in enumerate(runs):
+            progress((k + 1) / len(variants))
+            if k + 1 < len(variants):
+                nxt = variants[k + 1]
+                yield {
+                    page.compare_status: t(
+                        "compare.running",
+                        lang,
+                        k=k + 2,
+                        n=len(variants),
+                        method=method_label(nxt.method, nxt.rule, lang),
+                    ),
+                    page.compare_table: compare_view(table, lang),
+                }
+    except _USER_ERRORS as e:
+        yield {page.compare_status: t("status.error", lang, message=_message(e, lang))}
+        return
+    quality = t("compare.quality.facts" if facts else "compare.quality.verifier", lang)
+    yield {
+        page.compare_status: t("compare.done", lang, n=len(table), quality=quality)
+        + " "
+        + t("compare.columns", lang),
+        page.compare_fig: viz.speed_quality(table, lang=lang),
+        page.compare_table: compare_view(table, lang),
+    }
+
+
+def compare_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
+    """The compare table with human headers in the page's language, rounded."""
+    view = pd.DataFrame(
+        {
+            t("col.method", lang): table["method"].map(lambda v: _variant_label(v, lang)),
+            t("col.answer", lang): table["text"].str.strip(),
+            t("col.time", lang): pd.to_numeric(table["wall_s"]).round(2),
+            t("col.speedup", lang): pd.to_numeric(table["speedup"]).round(2),
+            t("col.calls", lang): pd.to_numeric(table["verifier_calls_per_token"]).round(2),
+            t("col.kept", lang): pd.to_numeric(table["acceptance_rate"], errors="coerce").round(2),
+            t("col.agreement", lang): pd.to_numeric(table["quality_vs_verifier"]).round(2),
+        }
+    )
+    # "—" where the eval set does not know the question: no key facts to check
+    facts = pd.to_numeric(table["key_facts"], errors="coerce").round(2)
+    view[t("col.facts", lang)] = facts.map(lambda x: "—" if pd.isna(x) else f"{x:g}")
+    return view
+
+
+@gpu
+def run_sweep(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    source,
+    n_alpha,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    x_axis,
+    lang="en",
+    progress=gr.Progress(),
+) -> dict:
+    """Quality against cost over an α grid for every rule (and lossy SD, BiLD*), scaled to
+    the deployment's token budget, with the current rule and α marked."""
+    models = [preset, drafter, verifier]
+    try:
+        n = _int(n_alpha)
+        if not isinstance(n, int) or not 2 <= n <= 11:
+            raise SettingsError(f"α values per rule must be in [2, 11]; got {n_alpha}")
+        max_new = check_budget(max_new_tokens, 1, ctx.config, lang)
+        if source == "eval":
+            items = eval_slice(lang_of(lang))
+        else:
+            known = find_item(check_prompt(prompt, ctx.config, lang))
+            items = [known] if known else []
+        prompts = [(x.question, x.answer) for x in items] or [(prompt, None)]
+        facts = [x.facts for x in items] or None
+        # the user's rule first: a budget cut drops the variants at the end
+        variants = [Variant.cascade(rule)] + [
+            Variant(m) for m in SWEPT if METHOD_REGISTRY[m].drafts
+        ]
+        variants += [Variant.cascade(r) for r in SPEC_CASCADE_RULES if r != rule]
+        try:
+            plan = plan_sweep(prompts, variants, n, max_new, ctx.config.max_total_tokens)
+        except ValueError:
+            raise UserError(
+                t("error.budget", lang, tokens=max_new * 8, limit=ctx.config.max_total_tokens)
+            ) from None
+        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new, seed)
+        settings.validated(ctx.config.max_new_tokens)
+        pair = ctx.pair(*models)
+    except (UserError, *_USER_ERRORS) as e:
+        return {
+            page.sweep_note: t("status.error", lang, message=_message(e, lang)),
+            page.sweep_fig: None,
+            page.sweep_table: None,
+        }
+    current = (Variant.cascade(rule), round(settings.validated().alpha, 4))
+    table = sweep(
+        pair,
+        list(plan.prompts),
+        list(plan.variants),
+        n_alpha=plan.n_alpha,
+        progress=lambda f, d: progress(f, desc=d),
+        extra=[current],
+        settings=settings,
+        facts=facts,
+    )
+    mark = table[(table.method == current[0].label) & (table.alpha == current[1])]
+    quality = t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang)
+    notes = [
+        t(
+            "sweep.done",
+            lang,
+            runs=len(table) * len(plan.prompts),
+            prompts=len(plan.prompts),
+            quality=quality,
+        )
+    ]
+    if plan.scaled:
+        cuts = "; ".join(
+            t(f"sweep.cut.{what}", lang, before=a, after=b) for what, a, b in plan.scaled
+        )
+        notes.insert(0, t("sweep.scaled", lang, budget=ctx.config.max_total_tokens, cuts=cuts))
+    return {
+        page.sweep_note: " ".join(notes),
+        page.sweep_fig: viz.quality_latency(
+            table,
+            current=mark.iloc[0].to_dict() if len(mark) else None,
+            x=x_axis
+            if x_axis in ("relative_latency", "verifier_calls_per_token")
+            else "relative_latency",
+            lang=lang,
+            quality_label=quality,
+        ),
+        page.sweep_table: sweep_view(table, lang),
+    }
+
+
+def sweep_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
+    """The sweep's points with human headers in the page's language."""
+    return pd.DataFrame(
+        {
+            t("col.method", lang): table["method"].map(lambda v: _variant_label(v, lang)),
+            "α": table["alpha"],
+            t("col.quality", lang): table["quality"].round(3),
+            t("col.relative_time", lang): table["relative_latency"].round(3),
+            t("col.calls", lang): table["verifier_calls_per_token"].round(3),
+            t("col.kept", lang): pd.to_numeric(table["acceptance_rate"], errors="coerce").round(3),
+        }
+    )
+
+
+def _variant_label(label: str, lang: str) -> str:
+    """'spec_cascade/token_v3' (a compare or sweep row) -> its display name."""
+    method, _, rule = label.partition("/")
+    return method_label(method, rule or None, lang)
+
+
+def eval_slice(lang: str, per_level: int = 2) -> list:
+    """The sweep's eval slice: the first easy and the first hard questions in `lang`."""
+    items = [x for x in load_evalset() if x.lang == lang]
+    return [
+        x for level in ("easy", "hard") for x in [y for y in items if y.level == level][:per_level]
+    ]
+
+
+def choose_method(page: Page, method, rule, alpha, lang="en") -> dict:
+    """A new method or rule: the α slider's range and ends, the rule's formula."""
+    return {
+        page.alpha: alpha_update(method, rule, _num(alpha), lang),
+        page.rule_md: rule_markdown(method, rule, lang),
+        page.rule: gr.update(interactive=bool(METHOD_REGISTRY[method].rules)),
+    }
+
+
+def localize(ctx: AppContext, page: Page, browser_lang: str, method, rule, alpha) -> dict:
+    """On page load: everything the browser's language changes that gr.I18n cannot (values,
+    choices, figures' words), and the first example of that language in the prompt."""
+    lang = lang_of(browser_lang)
     shown = examples_for(lang)
-    return gr.Dataset(**shown), shown["samples"][0][0]
+    out = {
+        page.lang: lang,
+        page.alpha: alpha_update(method, rule, _num(alpha), lang),
+        page.rule_md: rule_markdown(method, rule, lang),
+        page.method: gr.update(choices=method_choices(lang)),
+        page.rule: gr.update(choices=rule_choices(lang)),
+        page.sweep_source: gr.update(choices=sweep_sources(lang)),
+        page.sweep_x: gr.update(choices=sweep_axes(lang)),
+        page.caption: t("story.hint", lang),
+        page.status: t("status.idle", lang),
+        page.legend: viz.legend_html(lang=lang),
+        page.tokens: viz.token_html(None, lang=lang),
+        page.stats: empty_stats(lang),
+        page.learn: learn_markdown(lang, None),
+        page.prompt: gr.update(info=t("prompt.info", lang, limit=ctx.config.max_prompt_chars)),
+    }
+    if lang == "zh":
+        out[page.examples] = gr.Dataset(**shown)
+        out[page.prompt] = gr.update(
+            value=shown["samples"][0][0],
+            info=t("prompt.info", lang, limit=ctx.config.max_prompt_chars),
+        )
+    return out
 
 
 def rule_info(method: str, rule: str) -> dict:
-    """The rule a method runs with: formula, alpha range and the alphas that give SD and the
-    drafter alone (what the alpha slider shows)."""
+    """The rule a method runs with: formula, α range and the alphas that give SD and the
+    drafter alone (what the α slider shows)."""
     r = viz.rule_for(method, rule) if method in METHOD_REGISTRY else None
     if r is None:
         return {"method": method, "rule": None}
@@ -642,6 +1184,172 @@ def rule_info(method: str, rule: str) -> dict:
         "alpha_default": r.alpha_default,
         "slider": list(r.slider),
     }
+
+
+# -- wiring ----------------------------------------------------------------------------------
+
+
+def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None) -> gr.Blocks:
+    config = config or ServeConfig.from_env()
+    ctx = AppContext(config, cache or PairCache(config))
+    with gr.Blocks(title="speccascade") as demo:
+        page = layout(config)
+        wire(ctx, page, demo)
+    demo.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
+    return demo
+
+
+def _bind(fn, *bound):
+    """`fn` with its leading arguments (context, page) bound. A plain function (a generator
+    where `fn` is one) with the remaining signature and resolved annotations, because Gradio
+    finds the gr.Request / gr.EventData / gr.Progress parameters it injects from those."""
+    part = functools.partial(fn, *bound)
+    if inspect.isgeneratorfunction(fn):
+
+        def bound_fn(*args, **kwargs):
+            yield from part(*args, **kwargs)
+
+    else:
+
+        def bound_fn(*args, **kwargs):
+            return part(*args, **kwargs)
+
+    signature = inspect.signature(part)
+    hints = typing.get_type_hints(fn)
+    bound_fn.__name__, bound_fn.__doc__ = fn.__name__, fn.__doc__
+    bound_fn.__signature__ = signature
+    bound_fn.__annotations__ = {k: v for k, v in hints.items() if k in signature.parameters}
+    return bound_fn
+
+
+def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
+    p = page
+    models = p.models
+    heavy = {"concurrency_limit": ctx.config.concurrency, "concurrency_id": "models"}
+    run_inputs = [p.prompt, *models, *p.knobs, p.max_new, p.seed, p.lang]
+    p.run_btn.click(_bind(run, ctx, p), run_inputs, p.run_outputs, api_name="run", **heavy)
+    p.prompt.submit(_bind(run, ctx, p), run_inputs, p.run_outputs, api_name=False, **heavy)
+    p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
+    scene_outputs = [
+        *p.run_outputs,
+        p.prompt,
+        p.method,
+        p.rule,
+        p.alpha,
+        p.rule_md,
+        p.temperature,
+        p.gamma,
+        p.tabs,
+        p.story_fig,
+        p.caption,
+        p.story,
+        p.sweep_fig,
+    ]
+    for scene, btn in zip(SCENES, p.scene_btns):
+        btn.click(
+            _bind(play_scene, ctx, p, scene.key),
+            [p.story, *models, p.lang],
+            scene_outputs,
+            api_name=False,
+            **heavy,
+        )
+    p.compare_btn.click(
+        _bind(run_compare, ctx, p),
+        [p.prompt, *models, p.rule, p.alpha, p.gamma, p.temperature, p.max_new, p.seed, p.lang],
+        [p.tabs, p.compare_status, p.compare_fig, p.compare_table],
+        api_name="compare",
+        **heavy,
+    )
+    p.sweep_btn.click(
+        _bind(run_sweep, ctx, p),
+        [
+            p.prompt,
+            *models,
+            p.sweep_source,
+            p.sweep_n,
+            p.rule,
+            p.alpha,
+            p.gamma,
+            p.temperature,
+            p.max_new,
+            p.seed,
+            p.sweep_x,
+            p.lang,
+        ],
+        [p.sweep_note, p.sweep_fig, p.sweep_table],
+        api_name="sweep",
+        **heavy,
+    )
+    for control in (p.method, p.rule):
+        control.input(
+            _bind(choose_method, p),
+            [p.method, p.rule, p.alpha, p.lang],
+            [p.alpha, p.rule_md, p.rule],
+            api_name=False,
+            queue=False,
+        )
+    # dragging (release) and typing a number (input) both recolour the last run
+    for event in (p.alpha.release, p.alpha.input):
+        event(
+            _bind(show_whatif, ctx, p),
+            [p.trace, p.alpha, p.lang],
+            [p.tokens, p.whatif_note],
+            api_name="whatif" if event == p.alpha.release else False,
+            queue=False,
+        )
+    p.position.release(
+        _bind(inspect_position, ctx, p),
+        [p.trace, p.position, p.alpha, *models, p.lang],
+        [p.insp, p.position, p.tokens],
+        api_name="inspect",
+        queue=False,
+    )
+    p.tokens.click(
+        _bind(click_token, ctx, p),
+        [p.trace, p.alpha, *models, p.lang],
+        [p.insp, p.position, p.tokens],
+        api_name=False,
+        queue=False,
+    )
+    p.examples.click(lambda row: row[0], p.examples, p.prompt, api_name=False, queue=False)
+    browser_lang = gr.Textbox(visible=False)
+    demo.load(
+        _bind(localize, ctx, p),
+        [browser_lang, p.method, p.rule, p.alpha],
+        [
+            p.lang,
+            p.alpha,
+            p.rule_md,
+            p.method,
+            p.rule,
+            p.sweep_source,
+            p.sweep_x,
+            p.caption,
+            p.status,
+            p.legend,
+            p.tokens,
+            p.stats,
+            p.learn,
+            p.prompt,
+            p.examples,
+        ],
+        js="(l, m, r, a) => [navigator.language || 'en', m, r, a]",
+        api_name=False,
+        queue=False,
+    )
+    gr.api(rule_info, api_name="rule_info")
+
+
+# -- small helpers ---------------------------------------------------------------------------
+
+
+def _write_exports(trace: Trace) -> list[str]:
+    """Per-request temp files (never a shared location) for the download buttons."""
+    folder = Path(tempfile.mkdtemp(prefix="speccascade-"))
+    csv, js = folder / "trace.csv", folder / "trace.json"
+    trace.to_frame().to_csv(csv, index=False)
+    js.write_text(trace.to_json(indent=1))
+    return [str(csv), str(js)]
 
 
 def _finite(x: float) -> float | str:
@@ -668,20 +1376,6 @@ def _int(x):
         except ValueError:
             return x
     return x
-
-
-def _compare_view(table: pd.DataFrame) -> pd.DataFrame:
-    view = table.copy()
-    for col in (
-        "wall_s",
-        "speedup",
-        "verifier_calls_per_token",
-        "acceptance_rate",
-        "quality_vs_verifier",
-        "quality_vs_reference",
-    ):
-        view[col] = pd.to_numeric(view[col], errors="coerce").round(3)
-    return view
 
 
 def launch(**kwargs) -> None:

@@ -102,9 +102,9 @@ def test_easy_question_keeps_the_drafters_short_correct_answer(demo, lang):
     sd = generate(demo, question, **_defaults(method="speculative", rule=None, alpha=None))
     verifier = generate(demo, question, method="verifier", temperature=0, max_new_tokens=64)
     assert sd.new_token_ids == verifier.new_token_ids
-    if lang == "zh":  # the verifier's greedy answer is the long one: SD rewrites the drafter's
-        assert sd.summary.acceptance_rate < 0.5 < cascade.summary.acceptance_rate
-    # (in English the refined verifier's greedy answer is the short one too, so SD keeps it)
+    # the verifier's greedy answer is worded otherwise: SD rewrites the drafter's correct one
+    assert sd.summary.acceptance_rate < 0.5 < cascade.summary.acceptance_rate
+    assert sd.summary.verifier_calls_per_token > cascade.summary.verifier_calls_per_token
     assert states_facts(verifier.text, item.facts)
 
 
@@ -146,7 +146,8 @@ def test_evalset_and_examples():
     questions = {x.question for x in items}
     assert {"Who is Buzz Aldrin?", "Who is Neil Armstrong?"} <= questions
     assert set(EXAMPLES) | set(EXAMPLES_ZH) <= questions  # every example can be scored
-    assert EXAMPLES[0] == "Who is Buzz Aldrin?" and EXAMPLES_ZH[0] == "布兹·奥尔德林是谁？"
+    assert EXAMPLES[0] == "Who is Sally Ride?" and EXAMPLES_ZH[0] == "布兹·奥尔德林是谁？"
+    assert "Who is Buzz Aldrin?" in EXAMPLES
     assert {x.level for x in items} == {"easy", "hard"} and {x.lang for x in items} == {"en", "zh"}
     assert all(x.facts and x.correct(x.answer) for x in items)  # references state their facts
     assert all(x.correct(x.short) for x in items if x.short)

@@ -20,6 +20,7 @@ from speccascade.serving import ServeConfig
 
 SESSIONS = 10
 TIMEOUT_S = 240
+STOP_TOKENS = 256  # a Stop probe's run: long enough that the Stop lands mid-run
 
 
 def rss_mb() -> float:
@@ -57,7 +58,7 @@ def job_settings(i: int) -> dict:
 @pytest.mark.load
 def test_concurrent_sessions(capsys):
     """Ten sessions at once with the deployment's default queue (16): all are served."""
-    config = ServeConfig(max_new_tokens=32, max_total_tokens=2000, concurrency=2)
+    config = ServeConfig(max_new_tokens=STOP_TOKENS, max_total_tokens=2000, concurrency=2)
     with launched(config) as (url, cache):
         warm = Client(url, verbose=False)
         warm.predict(*run_args(max_new_tokens=16), api_name="/run")
@@ -99,15 +100,29 @@ def test_concurrent_sessions(capsys):
                         api_name="/compare",
                     )
                 elif kind == "stop":
-                    job = client.submit(*args, api_name="/run")
-                    time.sleep(0.2)
-                    job.cancel()
-                    out = None
+                    # a long run (T = 2 rarely ends early): Stop once its first tokens stream
+                    # in, from the same session; the run ends with its partial output
+                    long = run_args(
+                        args[0],
+                        method="verifier",
+                        temperature=2.0,
+                        max_new_tokens=STOP_TOKENS,
+                        seed=s["seed"],
+                    )
+                    job = client.submit(*long, api_name="/run")
+                    deadline = time.monotonic() + TIMEOUT_S
+                    while not job.outputs() and not job.done():
+                        assert time.monotonic() < deadline, "no tokens streamed"
+                        time.sleep(0.02)
+                    stopped = client.predict(api_name="/stop")
+                    status = job.result(timeout=TIMEOUT_S)[-1]
+                    results[i] = {"kind": kind, "stop": stopped, "stopped_status": status}
                     # the session goes on working after its stop
                     out = client.predict(*args, api_name="/run")
                 else:
                     out = client.predict(*args, api_name="/run")
                 results[i] = {
+                    **results.get(i, {}),
                     "kind": kind,
                     "ok": True,
                     "out": out,
@@ -139,9 +154,13 @@ def test_concurrent_sessions(capsys):
                 continue
             completed += 1
             if r["kind"] == "compare":
-                table = r["out"][0]
+                table = r["out"][2]
                 assert len(table["data"]) == 8
                 continue
+            if r["kind"] == "stop":  # the Stop took effect: a partial run, shown as stopped
+                assert r["stop"].startswith("Stopping"), r["stop"]
+                n = int(r["stopped_status"].split()[2])
+                assert r["stopped_status"] == f"Stopped after {n} tokens." and n < STOP_TOKENS
             trace = r["out"][4]
             a = r["args"]
             solo = generate(
@@ -172,7 +191,7 @@ def test_concurrent_sessions(capsys):
         status = Client(url, verbose=False).predict(*run_args(max_new_tokens=8), api_name="/run")[
             -1
         ]
-        assert status.startswith("done:")
+        assert status.startswith("Done:")
 
 
 @pytest.mark.load
@@ -197,5 +216,5 @@ def test_a_burst_beyond_the_queue_is_refused_clearly():
         refused = [o for o in outcomes if isinstance(o, Exception)]
         assert refused and all("queue is full" in str(e).lower() for e in refused), refused
         done = [o for o in outcomes if not isinstance(o, Exception)]
-        assert len(done) >= 2 and all(o.startswith("done:") for o in done), done
-        assert clients[0].predict(*solo, api_name="/run")[-1].startswith("done:")
+        assert len(done) >= 2 and all(o.startswith("Done:") for o in done), done
+        assert clients[0].predict(*solo, api_name="/run")[-1].startswith("Done:")

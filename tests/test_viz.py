@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import html as html_lib
+import re
 
 import pandas as pd
 import pytest
 
 from speccascade import RULES, generate, viz
 from speccascade.compare import Variant, compare, sweep
+from speccascade.i18n import figures
+from speccascade.trace import SOURCES
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +41,40 @@ def test_token_html_colours_every_token_by_source(traces):
     for source in {t.source for t in tr.tokens}:
         assert f"sc-{source}" in html and viz.COLORS[source] in html
     assert "q(x) = " in html and "acceptance probability" in html and "round 0" in html
-    assert viz.token_html(None).count('class="sc-tok ') == 0
     assert "sc-verifier" in viz.token_html(traces["verifier"].tokens)
+
+
+def test_token_html_popups_are_focusable_and_carry_positions(traces):
+    tr = traces["sc"]
+    html = viz.token_html(tr.tokens, selected=tr.tokens[3].position)
+    n = len(tr.tokens)
+    assert html.count('tabindex="0"') == n and html.count('role="button"') == n
+    assert html.count('class="sc-pop"') == n and " title=" not in html
+    for t in tr.tokens:
+        assert f'data-pos="{t.position}"' in html
+    assert html.count("sc-selected") == 1 and html.count('aria-pressed="true"') == 1
+    assert "<wbr>" in html  # long outputs wrap between tokens
+    for css in (".sc-pop", ":hover", ":focus", "sc-selected", "position: absolute", "max-width"):
+        assert css in viz.TOKEN_CSS
+
+
+def test_token_html_shows_end_of_text_as_a_mark(traces):
+    base = traces["sc"].tokens[0]
+    for eos in ("<|endoftext|>", "</s>", "<|im_end|>"):
+        html = viz.token_html([dataclasses.replace(base, text=eos)])
+        assert eos not in html and "sc-eos" in html and viz.EOS_MARK in html
+        assert "end of text" in html  # the popup still names it
+    plain = viz.token_html([dataclasses.replace(base, text="s>")])
+    assert "sc-eos" not in plain
+
+
+def test_token_html_empty_state_and_legend_are_localized():
+    en, zh = viz.token_html(None), viz.token_html([], lang="zh")
+    assert "No tokens yet" in en and 'class="sc-tok ' not in en
+    assert "运行" in zh and not re.search("[A-Za-z]{3,}", re.sub("<[^>]+>", "", zh))
+    legend = viz.legend_html("zh")
+    assert legend.count("white-space:nowrap") == len(SOURCES) + 2
+    assert "仅验证模型" in legend and viz.EOS_MARK in legend and viz.WHATIF_COLOR in legend
 
 
 def test_token_html_escapes_markup(traces):
@@ -61,16 +97,37 @@ def test_whatif_matches_engine_decisions_at_the_run_alpha(traces):
     assert html.count(viz.WHATIF_COLOR) == len(drafted)
 
 
+def _long(trace, n):
+    """A trace with n tokens, cycling `trace`'s records."""
+    toks = [dataclasses.replace(trace.tokens[i % len(trace.tokens)], position=i) for i in range(n)]
+    return dataclasses.replace(trace, tokens=toks)
+
+
 def test_heatmap_rows_and_columns(traces):
     tr = traces["sc"]
     fig = viz.heatmap(tr)
-    z = fig.data[0].z
-    assert len(z) == 6 and all(len(row) == len(tr.tokens) for row in z)
-    assert list(fig.data[0].y)[0].startswith("drafter confidence")
-    assert z[1][0] == pytest.approx(tr.tokens[0].max_p)
-    defer_row = z[5]
-    for t, v in zip(tr.tokens, defer_row):
+    probs, dtv, defer = fig.data
+    assert len(probs.z) == 4 and all(len(row) == len(tr.tokens) for row in probs.z)
+    assert list(probs.y)[0].startswith("drafter") and probs.z[1][0] == pytest.approx(
+        tr.tokens[0].max_p
+    )
+    assert dtv.z[0][0] == pytest.approx(tr.tokens[0].dtv)
+    for t, v in zip(tr.tokens, defer.z[0]):
         assert (v != v) if t.defer is None else v == float(t.defer)  # NaN where unknown
+    assert (probs.zmin, probs.zmax) == (0, 1) and probs.colorscale != dtv.colorscale
+
+
+def test_heatmap_stays_readable_at_256_tokens(traces):
+    fig = viz.heatmap(_long(traces["sc"], 256))
+    xaxis = fig.layout.xaxis3
+    assert len(xaxis.ticktext) <= 40 and len(xaxis.ticktext) == len(xaxis.tickvals)
+    assert len(fig.data[0].z[0]) == 256  # every token is still a cell (and hoverable)
+    bars = [d.colorbar for d in fig.data]
+    assert len(bars) == 3 and all(b.len for b in bars)
+    spans = sorted((b.y - b.len / 2, b.y + b.len / 2) for b in bars)
+    assert all(a[1] <= b[0] + 0.03 for a, b in zip(spans, spans[1:]))  # no overlap
+    assert list(bars[2].ticktext) == ["kept", "deferred"]
+    assert list(viz.heatmap(_long(traces["sc"], 64)).layout.xaxis3.ticktext)
 
 
 def test_inspector_marks_the_rule_accepted_set(traces, llama_pair):
@@ -78,26 +135,98 @@ def test_inspector_marks_the_rule_accepted_set(traces, llama_pair):
     pos = next(i for i, t in enumerate(tr.tokens) if t.source == "resampled")
     fig = viz.inspector(tr, pos, RULES["token_v3"], 0.5, llama_pair.tokenizer)
     names = [d.name for d in fig.data]
-    assert names[:3] == ["drafter q", "verifier p", "target pi"]
+    assert names[:3] == ["drafter q", "verifier p", "target π"]
     kept = fig.data[3]
     t = tr.tokens[pos]
     p = dict(t.top_p)
     expected = [i for i in p if p[i] >= 0.5 * t.max_p]
-    assert len(kept.x) == len(expected) and "accepted set" in fig.layout.title.text
+    assert len(kept.x) == len(expected)
+    first, _, second = fig.layout.title.text.partition("<br>")
+    assert len(_plain(first)) <= 50 and "verifier took over" in first
+    assert "accepted set" in second and second.startswith("<sup>")
+    assert fig.layout.legend.orientation == "h"
+    long = dataclasses.replace(tr, tokens=[dataclasses.replace(t, text="x" * 200)])
+    assert len(_plain(viz.inspector(long, 0).layout.title.text)) <= 50
 
 
 def test_timeline_and_stats(traces):
     tr = traces["sc"]
     fig = viz.timeline(tr)
-    drafter, verifier = fig.data[0], fig.data[1]
-    assert drafter.name == "drafter" and verifier.name == "verifier"
+    drafter, verifier, drafted, kept = fig.data
+    assert drafter.name == "drafter calls" and verifier.name == "verifier calls"
     assert len(verifier.x) == tr.summary.verifier_calls  # one verifier call per round
-    assert sum(fig.data[3].y) == tr.summary.accepted
+    assert sum(kept.y) == tr.summary.accepted
+    colours = {d.marker.color for d in fig.data}
+    assert len(colours) == 4  # drafter calls and kept tokens no longer share a colour
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container"
     frame = viz.stats_frame(tr, verifier_wall_s=2 * tr.summary.wall_s)
+    assert list(frame.columns) == ["metric", "value"]
     values = dict(zip(frame.metric, frame.value))
     assert values["measured speed-up vs verifier"] == "2.00"
     assert values["acceptance rate"] == f"{tr.summary.acceptance_rate:.3f}"
+    assert "ideal speed-up (docs/method.md)" in values
+    zh = viz.stats_frame(tr, lang="zh")
+    assert list(zh.columns) == ["指标", "数值"] and "接受率" in set(zh.iloc[:, 0])
+    empty = viz.stats_frame(None, lang="zh")  # the panel's headers before any run
+    assert list(empty.columns) == ["指标", "数值"] and empty.empty
     assert viz.timeline(traces["token_cascade"]).data  # single-token rounds render too
+
+
+def _table(**columns) -> pd.DataFrame:
+    base = {
+        "method": ["verifier", "drafter", "speculative", "spec_cascade/token_v3"],
+        "speedup": [1.0, 3.0, 1.5, 2.0],
+        "quality_vs_verifier": [1.0, 0.9, 1.0, 0.95],
+        "key_facts": [1.0, 0.5, 1.0, 1.0],
+        "wall_s": [2.0, 0.67, 1.33, 1.0],
+        "verifier_calls_per_token": [1.0, 0.0, 0.3, 0.25],
+    }
+    return pd.DataFrame({**base, **columns})
+
+
+def test_speed_quality_marks_a_fast_wrong_answer():
+    fig = viz.speed_quality(_table())
+    points = {d.meta["method"]: d for d in fig.data if d.meta}
+    assert set(points) == {"verifier", "drafter", "speculative", "spec_cascade/token_v3"}
+    fast_wrong, right = points["drafter"], points["spec_cascade/token_v3"]
+    assert fast_wrong.meta["wrong"] and not right.meta["wrong"]
+    assert fast_wrong.marker.symbol != right.marker.symbol
+    assert fast_wrong.marker.color == viz.WRONG_COLOUR != right.marker.color
+    labels = [a.text for a in fig.layout.annotations]
+    assert "drafter alone (wrong)" in labels and "speculative cascade · TokenV3" in labels
+    assert "key facts" in fig.layout.yaxis.title.text and fig.layout.xaxis.type == "log"
+    assert any(s.type == "rect" and s.x0 == 1 for s in fig.layout.shapes)  # the good corner
+    assert any(s.type == "line" and s.x0 == s.x1 == 1 for s in fig.layout.shapes)  # 1x
+    # without key facts the axis is agreement with the verifier, and nothing is called wrong
+    agree = viz.speed_quality(_table(key_facts=[None] * 4))
+    assert "agreement" in agree.layout.yaxis.title.text
+    assert not any(d.meta["wrong"] for d in agree.data if d.meta)
+    for ann in fig.layout.annotations:  # every label stays inside the padded axis range
+        if ann.xref in (None, "x") and ann.x is not None:
+            assert fig.layout.xaxis.range[0] < ann.x <= fig.layout.xaxis.range[1]
+
+
+def test_quality_latency_frontier_is_monotone():
+    pts = pd.DataFrame(
+        {
+            "method": ["spec_cascade/diff"] * 5 + ["lossy_speculative"] * 3,
+            "alpha": [-1.0, -0.5, 0.0, 0.5, 1.0, 0.0, 0.5, 1.0],
+            "relative_latency": [1.0, 0.6, 0.9, 0.5, 0.7, 0.9, 0.8, 0.7],
+            "quality": [1.0, 0.8, 0.7, 0.5, 0.9, 1.0, 0.9, 0.8],
+        }
+    )
+    fig = viz.quality_latency(pts, current={"relative_latency": 0.8, "quality": 0.6})
+    lines = [d for d in fig.data if d.mode == "lines"]
+    markers = [d for d in fig.data if d.mode == "markers"]
+    assert len(lines) == 2 and markers[-1].name == "current setting"
+    for line in lines:
+        assert list(line.x) == sorted(line.x) and list(line.y) == sorted(line.y)
+    diff = next(d for d in lines if d.legendgroup == "spec_cascade/diff")
+    assert list(diff.x) == [0.5, 0.6, 0.7, 1.0]  # (0.9, 0.7) is dominated by (0.6, 0.8)
+    assert len(markers[0].x) == 5 and "α = -0.5" in "".join(markers[0].hovertext)
+    assert markers[0].name == "speculative cascade · Diff"
+    titled = viz.quality_latency(pts, quality_label="key facts", lang="zh")
+    assert titled.layout.yaxis.title.text == "key facts"
 
 
 def test_compare_and_sweep_figures(llama_pair):
@@ -106,8 +235,9 @@ def test_compare_and_sweep_figures(llama_pair):
     *_, (_, _, table) = compare(p, "hello", variants, max_new_tokens=6, temperature=0)
     assert list(table.method) == ["verifier", "speculative", "spec_cascade/chow"]
     assert table.loc[0, "speedup"] == 1.0 and table.loc[1, "quality_vs_verifier"] == 1.0
-    bars = viz.latency_bars(table)
-    assert list(bars.data[0].x) == list(table.method)
+    fig = viz.speed_quality(table)
+    assert {d.meta["method"] for d in fig.data if d.meta} == set(table.method)
+    assert "agreement" in fig.layout.yaxis.title.text  # no key facts for a free prompt
     points = sweep(
         p,
         [("hello", None)],
@@ -122,5 +252,80 @@ def test_compare_and_sweep_figures(llama_pair):
     fig = viz.quality_latency(
         points[points.method != "verifier"], current={"relative_latency": 1.0, "quality": 0.5}
     )
-    assert fig.data[0].name == "spec_cascade/diff" and fig.data[-1].name == "current"
+    assert fig.data[-1].name == "current setting"
     assert isinstance(points, pd.DataFrame)
+
+
+# -- localization ----------------------------------------------------------------------------
+
+# Identifiers and formulas that stay as they are in Chinese text.
+ALLOWED = re.compile(r"D_TV|max|ROUGE|BiLD|Chow|OPT|TokenV\d|Diff|docs/method\.md")
+
+
+def _plain(text: str) -> str:
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", text or ""))
+
+
+def _visible_texts(fig) -> list[str]:
+    """Titles, axis titles, annotations, colour bars and legend names of a figure."""
+    lay = fig.layout
+    out = [lay.title.text]
+    for name in dir(lay):
+        if re.fullmatch(r"[xy]axis\d*", name) and lay[name] is not None:
+            out.append(lay[name].title.text)
+    out += [a.text for a in lay.annotations]
+    for d in fig.data:
+        if d.showlegend is not False:
+            out.append(d.name)
+        bar = getattr(d, "colorbar", None)
+        if bar is not None:
+            out += [bar.title.text, *(bar.ticktext or ())]
+    return [_plain(x) for x in out if x]
+
+
+def _english_words(texts) -> list[str]:
+    return [w for x in texts for w in re.findall("[A-Za-z]{3,}", ALLOWED.sub("", x))]
+
+
+def test_chinese_figures_have_no_english_words(traces):
+    tr = traces["sc"]
+    pos = next(i for i, t in enumerate(tr.tokens) if t.source == "resampled")
+    pts = pd.DataFrame(
+        {
+            "method": ["spec_cascade/diff", "spec_cascade/diff", "bild"],
+            "alpha": [0.0, 1.0, 0.5],
+            "relative_latency": [0.9, 0.7, 0.8],
+            "quality": [0.9, 0.8, 0.7],
+        }
+    )
+    figs = {
+        "heatmap": viz.heatmap(tr, lang="zh"),
+        "inspector": viz.inspector(tr, pos, RULES["token_v3"], 0.5, lang="zh"),
+        "timeline": viz.timeline(tr, lang="zh"),
+        "speed_quality": viz.speed_quality(_table(), lang="zh"),
+        "agreement": viz.speed_quality(_table(key_facts=[None] * 4), lang="zh"),
+        "sweep": viz.quality_latency(pts, current={"relative_latency": 1, "quality": 1}, lang="zh"),
+    }
+    for name, fig in figs.items():
+        texts = _visible_texts(fig)
+        assert texts and not _english_words(texts), (name, _english_words(texts))
+        assert any(re.search("[\u4e00-\u9fff]", x) for x in texts), name
+    frame = viz.stats_frame(tr, verifier_wall_s=1.0, lang="zh")
+    assert not _english_words([*frame.columns, *frame.iloc[:, 0]])
+    assert not _english_words([_plain(viz.legend_html("zh"))])
+    popups = re.findall(
+        r'<span class="sc-pop"[^>]*>(.*?)</span>', viz.token_html(tr.tokens, lang="zh"), re.S
+    )
+    assert popups and not _english_words(p.split("\n", 1)[1] for p in popups)
+
+
+def test_every_figure_string_has_a_real_chinese_version():
+    keys = [k for k in figures.STRINGS if k.startswith(("fig.", "source."))]
+    assert {f"source.{s}" for s in SOURCES} <= set(keys)
+    for key in keys:
+        en, zh = figures.STRINGS[key]
+        assert en.strip() and zh.strip(), key
+        assert zh != en and re.search("[\u4e00-\u9fff]", zh), key
+        assert set(re.findall(r"\{(\w+)\}", en)) == set(re.findall(r"\{(\w+)\}", zh)), key
+        assert not _english_words([re.sub(r"\{\w+\}", "", zh)]), (key, zh)
+        assert not re.search(r"\b(alpha|pi)\b", re.sub(r"\{\w+\}", "", en)), key  # α, π

@@ -59,4 +59,281 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Defer when the two models' distributions differ by more than α in total variation.",
         "两个模型的分布的总变差距离超过 α 时推迟。",
     ),
+    # -- static labels (rendered in the browser's language through gr.I18n) ---------------
+    "ui.title": (
+        "speccascade — watch a small and a large model decide, token by token",
+        "speccascade — 逐词观察小模型与大模型如何协作",
+    ),
+    "ui.intro": (
+        "A small **drafter** proposes tokens, a large **verifier** checks them in one pass, and a "
+        "**deferral rule** decides which drafts to keep. Start with the guided story, or type a "
+        "question and press **Run**.",
+        "小的**起草模型**提出词元，大的**验证模型**一次性检查它们，**推迟规则**决定保留哪些草稿。"
+        "可以从下面的导览开始，也可以输入问题后点击**运行**。",
+    ),
+    "ui.story": ("Guided story: four scenes", "导览：四个场景"),
+    "ui.scene.sd": ("1 · Speculative decoding, easy question", "1 · 投机解码，简单问题"),
+    "ui.scene.cascade": ("2 · Speculative cascade, same question", "2 · 投机级联，同一问题"),
+    "ui.scene.hard": ("3 · A hard question", "3 · 困难问题"),
+    "ui.scene.alpha": ("4 · Moving α", "4 · 调节 α"),
+    "ui.prompt": ("Prompt", "提示词"),
+    "ui.examples": ("Examples", "示例"),
+    "ui.pair": ("Model pair", "模型组合"),
+    "ui.custom_drafter": ("Custom drafter (hub id)", "自定义起草模型（Hub ID）"),
+    "ui.custom_verifier": ("Custom verifier (hub id)", "自定义验证模型（Hub ID）"),
+    "ui.method": ("Method", "方法"),
+    "ui.rule": ("Deferral rule", "推迟规则"),
+    "ui.more": ("More settings", "更多设置"),
+    "ui.gamma": ("γ: draft tokens per round", "γ：每轮草稿词元数"),
+    "ui.temperature": ("Temperature (0 = greedy)", "温度（0 = 贪心）"),
+    "ui.max_new_tokens": ("Max new tokens", "最多生成词元数"),
+    "ui.seed": ("Seed", "随机种子"),
+    "ui.run": ("Run", "运行"),
+    "ui.stop": ("Stop", "停止"),
+    "ui.compare": ("Compare all methods", "比较所有方法"),
+    "ui.tab_run": ("Run", "运行"),
+    "ui.tab_compare": ("Compare", "比较"),
+    "ui.tab_sweep": ("α sweep", "α 扫描"),
+    "ui.tab_learn": ("Learn", "原理"),
+    "ui.heatmap": ("Confidence heatmap", "置信度热力图"),
+    "ui.inspector": ("Token inspector", "词元检查器"),
+    "ui.position": ("Position (or click a token)", "位置（或点击词元）"),
+    "ui.timeline": ("Round timeline", "轮次时间线"),
+    "ui.stats": ("Stats", "统计"),
+    "ui.downloads": ("Download the trace", "下载运行轨迹"),
+    "ui.raw_trace": ("Raw trace (JSON)", "原始轨迹（JSON）"),
+    "ui.sweep_source": ("Sweep on", "扫描对象"),
+    "ui.sweep_alphas": ("α values per rule", "每条规则的 α 个数"),
+    "ui.sweep_run": ("Run sweep", "运行扫描"),
+    "ui.sweep_x": ("Cost axis", "成本坐标轴"),
+    # -- dynamic text (filled in by the handlers in the page's language) ------------------
+    "alpha.label": (
+        "α ({rule}): {lo} {sd} … {hi} {drafter}",
+        "α（{rule}）：{lo} {sd} … {hi} {drafter}",
+    ),
+    "alpha.is_sd": ("= speculative decoding", "= 投机解码"),
+    "alpha.to_sd": ("→ speculative decoding", "→ 投机解码"),
+    "alpha.is_drafter": ("= drafter alone", "= 仅起草模型"),
+    "alpha.to_drafter": ("→ drafter alone", "→ 仅起草模型"),
+    "alpha.unused": ("α (not used by this method)", "α（此方法不使用）"),
+    "rule_md.none": (
+        "**{method}**: one model, no deferral rule.",
+        "**{method}**：单个模型，没有推迟规则。",
+    ),
+    "rule_md.rule": (
+        "**{label}**: defer when $${formula}$$. {desc}",
+        "**{label}**：当 $${formula}$$ 时推迟。{desc}",
+    ),
+    "prompt.info": (
+        "Up to {limit:,} characters. Pick an example below or type your own.",
+        "最多 {limit:,} 个字符。可以选择下面的示例，也可以自己输入。",
+    ),
+    "example.easy": ("easy: the drafter knows this", "简单：起草模型知道"),
+    "example.hard": ("hard: only the verifier knows", "困难：只有验证模型知道"),
+    "sweep.this_prompt": ("this prompt", "当前提示词"),
+    "sweep.eval": ("eval slice (2 easy + 2 hard questions)", "评测子集（2 个简单 + 2 个困难问题）"),
+    "sweep.x.latency": ("time relative to the verifier alone", "相对仅验证模型的耗时"),
+    "sweep.x.calls": ("verifier calls per token", "每个词元的验证模型调用次数"),
+    "sweep.scaled": (
+        "To stay within this deployment's budget of {budget:,} generated tokens the sweep was "
+        "scaled down: {cuts}.",
+        "为了不超过本部署 {budget:,} 个生成词元的预算，扫描已缩小：{cuts}。",
+    ),
+    "sweep.cut.n_alpha": (
+        "{before} → {after} α values per rule",
+        "每条规则的 α 个数 {before} → {after}",
+    ),
+    "sweep.cut.variants": ("{before} → {after} methods", "方法数 {before} → {after}"),
+    "sweep.cut.prompts": ("{before} → {after} questions", "问题数 {before} → {after}"),
+    "sweep.done": (
+        "{runs} runs on {prompts} question(s); quality is {quality}.",
+        "在 {prompts} 个问题上共运行 {runs} 次；质量指标为{quality}。",
+    ),
+    "sweep.quality.facts": (
+        "key-fact accuracy (answers that state all their key facts)",
+        "关键事实准确率（包含全部关键事实的回答比例）",
+    ),
+    "sweep.quality.reference": ("ROUGE-L against the reference answer", "与参考答案的 ROUGE-L"),
+    "sweep.quality.verifier": (
+        "agreement with the verifier's answer (ROUGE-L)",
+        "与验证模型答案的一致度（ROUGE-L）",
+    ),
+    "status.loading": ("Loading the model pair (first use only)…", "正在加载模型组合（仅首次）……"),
+    "status.calibrating": (
+        "Measuring the verifier's speed on this machine (once)…",
+        "正在测量验证模型在本机上的速度（仅一次）……",
+    ),
+    "status.running": ("Running: {n} tokens so far…", "运行中：已生成 {n} 个词元……"),
+    "status.done": (
+        "Done: {n} tokens in {s:.2f} s ({reason}).",
+        "完成：{s:.2f} 秒生成 {n} 个词元（{reason}）。",
+    ),
+    "status.stopped": ("Stopped after {n} tokens.", "已在 {n} 个词元后停止。"),
+    "status.stop_requested": ("Stopping after the current round…", "将在当前轮次结束后停止……"),
+    "status.idle": ("Nothing is running.", "当前没有运行的任务。"),
+    "status.error": ("Nothing was run: {message}", "未运行：{message}"),
+    "reason.eos": ("end of text", "生成结束"),
+    "reason.max_new_tokens": ("max new tokens reached", "达到最大词元数"),
+    "reason.stop_string": ("stop string", "遇到停止字符串"),
+    "reason.context": ("context full", "上下文已满"),
+    "reason.cancelled": ("stopped", "已停止"),
+    "error.empty_prompt": (
+        "the prompt is empty. Type a question or pick an example.",
+        "提示词为空。请输入问题或选择一个示例。",
+    ),
+    "error.long_prompt": (
+        "the prompt has {n:,} characters; the limit is {limit:,}. Shorten it.",
+        "提示词有 {n:,} 个字符，上限为 {limit:,}。请缩短。",
+    ),
+    "error.max_new_tokens": (
+        "max new tokens must be between 1 and {limit}; got {value}.",
+        "最多生成词元数必须在 1 到 {limit} 之间；当前为 {value}。",
+    ),
+    "error.budget": (
+        "this job would generate up to {tokens:,} tokens; the limit is {limit:,}. "
+        "Lower max new tokens.",
+        "此任务最多会生成 {tokens:,} 个词元，上限为 {limit:,}。请降低最多生成词元数。",
+    ),
+    "error.other": ("{detail}", "{detail}（请检查设置后重试）"),
+    # -- the verdict after every run ------------------------------------------------------
+    "verdict.drafts": (
+        "The drafter's tokens were kept {kept:.0%} of the time ({n_kept} of {drafted}); the "
+        "verifier ran {calls} times for {tokens} tokens",
+        "起草模型的词元有 {kept:.0%} 被保留（{drafted} 个中的 {n_kept} 个）；验证模型为 {tokens} "
+        "个词元运行了 {calls} 次",
+    ),
+    "verdict.single": (
+        "{method} generated {tokens} tokens with {calls} verifier calls",
+        "{method}生成了 {tokens} 个词元，调用验证模型 {calls} 次",
+    ),
+    "verdict.yardstick": (
+        "The verifier alone generated {tokens} tokens in {s:.2f} s: this is the yardstick the "
+        "other methods are compared with.",
+        "仅验证模型用 {s:.2f} 秒生成了 {tokens} 个词元：这是其他方法的比较基准。",
+    ),
+    "verdict.faster": (
+        "; about {x:.1f}× faster than the verifier alone on this machine.",
+        "；在本机上比仅用验证模型快约 {x:.1f} 倍。",
+    ),
+    "verdict.same": (
+        "; about as fast as the verifier alone on this machine.",
+        "；在本机上与仅用验证模型速度相当。",
+    ),
+    "verdict.slower.low_acceptance": (
+        "; about {x:.1f}× slower than the verifier alone, because few drafts were kept: most "
+        "of the drafter's work was thrown away and each verifier call gave about one token. "
+        "Try a larger α, a smaller γ, or an easier question.",
+        "；比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：起草模型的大部分工作被丢弃，"
+        "验证模型每次调用只得到约一个词元。可以试试更大的 α、更小的 γ，或更简单的问题。",
+    ),
+    "verdict.slower.drafting_cost": (
+        "; about {x:.1f}× slower than the verifier alone: drafting and checking cost more than "
+        "they saved on this run. Try a smaller γ or a longer answer.",
+        "；比仅用验证模型慢约 {x:.1f} 倍：在这次运行中，起草和检查的开销超过了节省的时间。"
+        "可以试试更小的 γ 或更长的回答。",
+    ),
+    "verdict.slower": (
+        "; about {x:.1f}× slower than the verifier alone on this machine.",
+        "；在本机上比仅用验证模型慢约 {x:.1f} 倍。",
+    ),
+    "verdict.stopped": ("Stopped early. ", "已提前停止。"),
+    # -- what-if --------------------------------------------------------------------------
+    "whatif.none": (
+        "Run first; then move α to see what the rule would change.",
+        "请先运行，然后移动 α，查看规则会改变什么。",
+    ),
+    "whatif.no_rule": (
+        "This run has no deferral rule to re-evaluate.",
+        "这次运行没有可以重新评估的推迟规则。",
+    ),
+    "whatif.note": (
+        "**What-if** (no model runs): at α = {alpha:g}, {rule} would defer {would} of the "
+        "{drafted} drafted tokens (dashed outlines); the run deferred {ran}. Press Run to see "
+        "the answer it would give.",
+        "**假设分析**（不运行模型）：当 α = {alpha:g} 时，{rule} 会推迟 {drafted} 个草稿词元中的 "
+        "{would} 个（虚线框）；实际运行推迟了 {ran} 个。点击运行可查看它会给出的回答。",
+    ),
+    # -- story captions (numbers from the run just made) ----------------------------------
+    "story.hint": (
+        "Press scene 1 to start: each scene sets the controls, runs, and says what to look at.",
+        "点击场景 1 开始：每个场景都会设置控件、运行，并说明该看什么。",
+    ),
+    "story.sd": (
+        "**Scene 1 · Speculative decoding** on an easy question. The drafter knows the answer, "
+        "but lossless SD only keeps words the verifier itself would write: it kept "
+        "{kept:.0%} of the drafter's tokens and called the verifier {calls} times for "
+        "{tokens} tokens ({s:.2f} s). Red tokens are correct drafts replaced because they were "
+        "not the verifier's own words.",
+        "**场景 1 · 投机解码**，简单问题。起草模型知道答案，但无损投机解码只保留验证模型自己会写的词："
+        "它保留了起草模型 {kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次"
+        "（{s:.2f} 秒）。红色词元是被替换掉的正确草稿，只因为它们不是验证模型自己的措辞。",
+    ),
+    "story.cascade": (
+        "**Scene 2 · Speculative cascade** on the same question. The rule keeps a draft the "
+        "verifier finds good enough: {kept:.0%} of the drafter's tokens kept, {calls} verifier "
+        "calls for {tokens} tokens, {s:.2f} s{versus}. The answer {correct}.",
+        "**场景 2 · 投机级联**，同一问题。只要验证模型认为草稿足够好，规则就保留它：保留了起草模型 "
+        "{kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次，用时 {s:.2f} 秒{versus}。"
+        "回答{correct}。",
+    ),
+    "story.versus": (
+        " (scene 1: {calls} calls, {s:.2f} s)",
+        "（场景 1：{calls} 次调用，{s:.2f} 秒）",
+    ),
+    "story.correct": ("states the key facts", "包含了关键事实"),
+    "story.wrong": ("misses a key fact", "缺少关键事实"),
+    "story.hard": (
+        "**Scene 3 · A hard question** only the verifier knows. The drafter's guesses are "
+        "fluent but wrong, so the rule defers: {fact_deferred} of the {fact_tokens} tokens "
+        "that state the key facts came from the verifier (red or deferred blue), and only "
+        "{kept:.0%} of the drafts were kept. The answer {correct}.",
+        "**场景 3 · 困难问题**，只有验证模型知道。起草模型的猜测通顺但错误，所以规则推迟："
+        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（红色或推迟后的蓝色），"
+        "草稿只保留了 {kept:.0%}。回答{correct}。",
+    ),
+    "story.alpha": (
+        "**Scene 4 · Moving α.** The run kept {kept:.0%} of the drafts at α = {alpha:g}. "
+        "The slider now sits at α = {whatif:g}, where TokenV3 is exactly speculative "
+        "decoding: the dashed outlines show the {would} drafts it would defer, recomputed "
+        "from the recorded numbers without running the models. The curve below is the whole "
+        "trade-off on this question ({runs} runs): each point is one α, cost against quality.",
+        "**场景 4 · 调节 α。** 在 α = {alpha:g} 时，这次运行保留了 {kept:.0%} 的草稿。滑块现在位于 "
+        "α = {whatif:g}，此时 TokenV3 恰好等于投机解码：虚线框标出它会推迟的 {would} 个草稿，"
+        "这是根据记录的数值重新计算的，没有再次运行模型。下面的曲线是这个问题上完整的权衡"
+        "（共 {runs} 次运行）：每个点对应一个 α，横轴是成本，纵轴是质量。",
+    ),
+    # -- compare --------------------------------------------------------------------------
+    "compare.running": ("Running {k} of {n}: {method}…", "正在运行第 {k}/{n} 个：{method}……"),
+    "compare.done": (
+        "All {n} methods ran on the same prompt and settings. Quality is {quality}.",
+        "{n} 种方法在相同的提示词和设置下运行完毕。质量指标为{quality}。",
+    ),
+    "compare.columns": (
+        "Columns: speed-up over the verifier alone; calls/token = verifier calls per generated "
+        "token; kept = share of drafted tokens kept; agreement = ROUGE-L with the verifier's "
+        "answer.",
+        "各列：加速比为相对仅验证模型的加速；调用/词元为每个生成词元的验证模型调用次数；保留率为被保留的"
+        "草稿词元比例；一致度为与验证模型答案的 ROUGE-L。",
+    ),
+    "compare.quality.facts": (
+        "the share of the question's key facts each answer states",
+        "每个回答包含的关键事实比例",
+    ),
+    "compare.quality.verifier": (
+        "agreement with the verifier's answer (ROUGE-L); this question is not in the eval set, "
+        "so there are no key facts to check",
+        "与验证模型答案的一致度（ROUGE-L）；这个问题不在评测集中，没有可核对的关键事实",
+    ),
+    "col.method": ("method", "方法"),
+    "col.answer": ("answer", "回答"),
+    "col.tokens": ("tokens", "词元数"),
+    "col.time": ("time (s)", "耗时/秒"),
+    "col.speedup": ("speed-up", "加速比"),
+    "col.calls": ("calls/token", "调用/词元"),
+    "col.kept": ("kept", "保留率"),
+    "col.agreement": ("agreement", "一致度"),
+    "col.facts": ("key facts", "关键事实"),
+    "col.quality": ("quality", "质量"),
+    "col.relative_time": ("rel. time", "相对耗时"),
+    "stats.empty": ("run a prompt to see its numbers", "运行后在此显示统计数据"),
 }

@@ -1,0 +1,282 @@
+"""The app's handlers, called directly (no server): each returns its outputs by component."""
+
+from __future__ import annotations
+
+import re
+import string
+import threading
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from speccascade import ui
+from speccascade.engine import APP_DEFAULTS
+from speccascade.i18n import STRINGS, t
+from speccascade.serving import PairCache, ServeConfig
+from speccascade.story import SCENES
+
+MODELS = ("demo", "", "")
+EASY, HARD = "Who is Sally Ride?", "Who is Michael Collins?"
+ENGLISH = re.compile(r"\b[A-Za-z]{4,}\b")
+# names that stay as they are in Chinese: rules, authors and venues cited
+CITED = (
+    r"TokenV\d|BiLD\*?|OPT|Chow|Diff|ROUGE-L|D_TV|Narasimhan|Leviathan|Chen|Tran-Thien|arXiv|ICLR"
+)
+
+
+@pytest.fixture(scope="module")
+def app():
+    config = ServeConfig(max_new_tokens=256, max_prompt_chars=200, max_total_tokens=4096)
+    ctx = ui.AppContext(config, PairCache(config))
+    with gr.Blocks():
+        page = ui.layout(config)
+    return ctx, page
+
+
+def request(session="s1"):
+    return SimpleNamespace(session_hash=session)
+
+
+def last(outputs) -> dict:
+    merged: dict = {}
+    for out in outputs:
+        merged.update(out)
+    return merged
+
+
+def run(app, prompt=EASY, lang="en", session="s1", **changes):
+    ctx, page = app
+    s = {**vars(APP_DEFAULTS), **changes}
+    return ui.run(
+        ctx,
+        page,
+        prompt,
+        *MODELS,
+        s["method"],
+        s["rule"],
+        s["alpha"],
+        s["gamma"],
+        s["temperature"],
+        s["max_new_tokens"],
+        0,
+        lang,
+        request(session),
+    )
+
+
+def test_a_run_fills_every_panel_with_the_same_trace(app):
+    ctx, page = app
+    out = last(run(app))
+    trace = out[page.trace]
+    assert set(page.run_outputs) <= set(out)
+    assert out[page.tokens].count('class="sc-tok ') == len(trace.tokens) > 0
+    assert out[page.trace_json]["new_token_ids"] == trace.new_token_ids
+    assert out[page.position]["maximum"] == len(trace.tokens) - 1
+    assert out[page.status].startswith("Done:")
+    s = trace.summary
+    kept = f"{s.accepted / s.drafted:.0%}"
+    assert kept in out[page.verdict] and f"{s.verifier_calls} times" in out[page.verdict]
+    assert "faster" in out[page.verdict] or "as fast" in out[page.verdict]
+
+
+def test_stop_shows_the_partial_run_in_every_panel(app):
+    ctx, page = app
+    outputs = run(app, HARD, method="verifier", rule=None, alpha=None, max_new_tokens=256)
+    seen = []
+    for out in outputs:
+        seen.append(out)
+        if page.tokens in out and page.trace not in out and out[page.status].startswith("Running"):
+            break
+    assert ui.stop(ctx, page, "en", request())[page.status].startswith("Stopping")
+    final = last(outputs)
+    trace = final[page.trace]
+    n = len(trace.tokens)
+    assert trace.summary.stop_reason == "cancelled" and 0 < n < 256
+    assert final[page.status] == t("status.stopped", "en", n=n)
+    assert final[page.tokens].count('class="sc-tok ') == n
+    assert final[page.position]["maximum"] == max(1, n - 1)
+    assert len(final[page.trace_json]["tokens"]) == n
+    assert final[page.verdict].startswith("Stopped early.")
+    # the what-if and the inspector work on the partial run
+    assert ui.show_whatif(ctx, page, trace, 0.2)[page.whatif_note] == t("whatif.no_rule", "en")
+    assert ui.inspect_position(ctx, page, trace, n - 1, 0.2, *MODELS)[page.insp] is not None
+    # nothing runs now: Stop says so
+    assert ui.stop(ctx, page, "en", request())[page.status] == t("status.idle", "en")
+
+
+def test_stop_only_touches_its_own_session(app):
+    ctx, page = app
+    event = ctx.new_stop("a")
+    assert not ctx.stop("b") and not event.is_set()
+    assert ctx.stop("a") and event.is_set()
+    ctx.done("a", event)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_user_errors_clear_the_outputs_and_say_what_to_change(app, lang, caplog):
+    ctx, page = app
+    out = last(run(app, "   ", lang))
+    assert out[page.trace] is None and out[page.heat] is None and out[page.verdict] == ""
+    assert t("error.empty_prompt", lang) in out[page.status]
+    out = last(run(app, "x" * 201, lang))
+    assert "200" in out[page.status] and "201" in out[page.status]
+    out = last(run(app, EASY, lang, max_new_tokens=999))
+    assert "256" in out[page.status]
+    if lang == "zh":
+        assert not ENGLISH.search(out[page.status])
+    assert all("Traceback" not in r.getMessage() for r in caplog.records)
+
+
+def test_whatif_recolours_and_counts(app):
+    ctx, page = app
+    trace = last(run(app))[page.trace]
+    out = ui.show_whatif(ctx, page, trace, -0.1)
+    assert "dashed" in out[page.tokens] and "α = -0.1" in out[page.whatif_note]
+    out = ui.show_whatif(ctx, page, trace, 1.0)
+    assert "would defer 0 of" in out[page.whatif_note]
+    assert ui.show_whatif(ctx, page, None, 0.3)[page.whatif_note] == t("whatif.none", "en")
+
+
+def test_clicking_a_token_moves_the_inspector(app):
+    ctx, page = app
+    trace = last(run(app))[page.trace]
+    evt = SimpleNamespace(_data={"pos": 3})
+    out = ui.click_token(ctx, page, trace, 0.5, *MODELS, "en", evt)
+    assert out[page.position]["value"] == 3
+    assert "#3" in out[page.insp].layout.title.text
+    assert 'data-pos="3"' in out[page.tokens] and "sc-selected" in out[page.tokens]
+
+
+def test_verdict_explains_a_slower_run():
+    from speccascade.presets import load_preset
+
+    pair = load_preset("demo")
+    from speccascade.engine import generate
+
+    trace = generate(pair, HARD, APP_DEFAULTS)
+    assert trace.summary.accepted / trace.summary.drafted < 0.5
+    slow = ui.verdict_text(trace, verifier_token_s=1e-4, lang="en")  # a very fast verifier
+    assert "slower" in slow and "few drafts were kept" in slow and "larger α" in slow
+    zh = ui.verdict_text(trace, verifier_token_s=1e-4, lang="zh")
+    assert "慢" in zh and not ENGLISH.search(zh)
+
+
+def test_compare_switches_tab_and_scores_key_facts(app):
+    ctx, page = app
+    outs = list(ui.run_compare(ctx, page, EASY, *MODELS, "token_v3", 0.5, 5, 0.0, 32, 0, "en"))
+    assert outs[0][page.tabs].selected == "compare"
+    final = last(outs)
+    view = final[page.compare_table]
+    assert list(view.columns)[-1] == "key facts" and len(view) == 8
+    assert final[page.compare_fig] is not None
+    assert all(len(c) <= 22 for c in view.columns)  # one-line headers
+    outs = list(
+        ui.run_compare(ctx, page, "Tell me a story.", *MODELS, "token_v3", 0.5, 5, 0, 16, 0, "zh")
+    )
+    view = last(outs)[page.compare_table]
+    assert set(view[t("col.facts", "zh")]) == {"—"} and t("col.agreement", "zh") in view.columns
+
+
+def test_sweep_at_its_defaults_fits_the_budget(app):
+    ctx, page = app
+    out = ui.run_sweep(
+        ctx,
+        page,
+        EASY,
+        *MODELS,
+        "eval",
+        5,
+        "token_v3",
+        0.5,
+        5,
+        0.0,
+        64,
+        0,
+        "relative_latency",
+        "en",
+    )
+    assert out[page.sweep_fig] is not None, out[page.sweep_note]
+    assert "scaled down" in out[page.sweep_note]
+    assert out[page.sweep_table]["method"].str.contains("TokenV3").any()
+
+
+def test_localize_zh_leaves_no_english(app):
+    ctx, page = app
+    out = ui.localize(ctx, page, "zh-CN", "spec_cascade", "token_v3", 0.5)
+    assert out[page.lang] == "zh" and out[page.prompt]["value"] == "布兹·奥尔德林是谁？"
+    texts = [out[page.caption], out[page.status], out[page.learn], out[page.rule_md]]
+    texts += [c[0] for c in out[page.method]["choices"]] + [out[page.alpha]["label"]]
+    for text in texts:
+        prose = re.sub(r"\$\$.*?\$\$|`[^`]*`", "", text, flags=re.S)
+        prose = re.sub(CITED, "", prose)
+        assert not ENGLISH.search(prose), text[:200]
+
+
+@pytest.mark.parametrize("scene", SCENES, ids=lambda s: s.key)
+def test_each_story_scene_captions_its_own_numbers(app, scene):
+    ctx, page = app
+    outs = list(ui.play_scene(ctx, page, scene.key, {}, *MODELS, "en", request("story")))
+    final = last(outs)
+    trace = final[page.trace]
+    s = trace.summary
+    assert (
+        final[page.prompt] == scene.question("en") and final[page.method] == scene.settings.method
+    )
+    caption = final[page.caption]
+    kept = f"{s.accepted / s.drafted:.0%}" if s.drafted else "0%"
+    assert kept in caption
+    if scene.key in ("sd", "cascade"):
+        assert f"{s.new_tokens} tokens" in caption and f"{s.wall_s:.2f} s" in caption
+    if scene.key == "hard":
+        assert "came from the verifier" in caption and "states the key facts" in caption
+    if scene.key == "alpha":
+        assert final[page.story_fig]["visible"] is True
+        assert "dashed" in final[page.tokens]
+
+
+def test_story_scene_one_and_two_tell_the_story(app):
+    ctx, page = app
+    story: dict = {}
+    for key in ("sd", "cascade"):
+        final = last(ui.play_scene(ctx, page, key, story, *MODELS, "en", request("story2")))
+        story = final[page.story]
+    assert story["sd"]["kept"] < 0.5 < story["cascade"]["kept"]
+    assert story["cascade"]["calls"] < story["sd"]["calls"]
+
+
+def test_every_string_exists_in_both_languages_with_the_same_fields():
+    def fields(s: str) -> set | None:
+        try:
+            return {f for _, f, _, _ in string.Formatter().parse(s) if f}
+        except ValueError:  # LaTeX braces: a text never formatted
+            return None
+
+    for key, (en, zh) in STRINGS.items():
+        assert en.strip() and zh.strip(), key
+        assert fields(en) == fields(zh), key
+
+
+def test_handlers_run_concurrently_in_separate_sessions(app):
+    """Two sessions' runs at once: both finish, each with its own trace."""
+    results = {}
+
+    def go(session, prompt):
+        results[session] = last(run(app, prompt, session=session))
+
+    threads = [threading.Thread(target=go, args=(s, p)) for s, p in (("x", EASY), ("y", HARD))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    _, page = app
+    assert results["x"][page.trace].text != results["y"][page.trace].text
+
+
+def test_compare_at_an_alpha_only_the_users_rule_accepts(app):
+    """α = −0.1 is valid for TokenV3 (= SD) but not for Chow: the baselines with their own
+    rule run at that rule's default α, and all eight methods run."""
+    ctx, page = app
+    outs = list(ui.run_compare(ctx, page, EASY, *MODELS, "token_v3", -0.1, 5, 0.0, 16, 0, "en"))
+    final = last(outs)
+    assert len(final[page.compare_table]) == 8, final[page.compare_status]
