@@ -153,37 +153,66 @@ def _looks_local(model_id: str) -> bool:
     )
 
 
-def check_prompt(prompt: object, config: ServeConfig) -> str:
-    if not isinstance(prompt, str):
-        raise PromptError(f"the prompt must be text; got {type(prompt).__name__}")
-    if not prompt.strip():
-        raise PromptError("the prompt is empty; type a question or pick an example")
+def prompt_problem(prompt: object, config: ServeConfig) -> tuple[str, dict] | None:
+    """What is wrong with a prompt, as (code, values), or None: `empty_prompt`, or
+    `long_prompt` with n and limit. The callers word it (in English, or the page's language)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return "empty_prompt", {}
     if len(prompt) > config.max_prompt_chars:
-        raise PromptError(
-            f"the prompt has {len(prompt):,} characters; this deployment accepts at most "
-            f"{config.max_prompt_chars:,} (SPECCASCADE_MAX_PROMPT_CHARS)"
-        )
-    return prompt
+        return "long_prompt", {"n": len(prompt), "limit": config.max_prompt_chars}
+    return None
+
+
+def budget_problem(
+    max_new_tokens: object, runs: int, config: ServeConfig
+) -> tuple[str, dict] | None:
+    """What is wrong with a request's token budget, as (code, values), or None:
+    `max_new_tokens` (not an integer in [1, limit]) or `budget` (runs x max_new_tokens tokens
+    over the per-job limit)."""
+    if isinstance(max_new_tokens, float) and max_new_tokens.is_integer():
+        max_new_tokens = int(max_new_tokens)
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or not 1 <= max_new_tokens <= config.max_new_tokens
+    ):
+        return "max_new_tokens", {"value": max_new_tokens, "limit": config.max_new_tokens}
+    if max_new_tokens * runs > config.max_total_tokens:
+        return "budget", {"tokens": max_new_tokens * runs, "limit": config.max_total_tokens}
+    return None
+
+
+def check_prompt(prompt: object, config: ServeConfig) -> str:
+    problem = prompt_problem(prompt, config)
+    if problem is None:
+        return prompt
+    code, v = problem
+    if code == "empty_prompt":
+        if not isinstance(prompt, str):
+            raise PromptError(f"the prompt must be text; got {type(prompt).__name__}")
+        raise PromptError("the prompt is empty; type a question or pick an example")
+    raise PromptError(
+        f"the prompt has {v['n']:,} characters; this deployment accepts at most "
+        f"{v['limit']:,} (SPECCASCADE_MAX_PROMPT_CHARS)"
+    )
 
 
 def check_budget(max_new_tokens: object, runs: int, config: ServeConfig) -> int:
     """Per-request and per-job token limits (before the engine's own range check)."""
-    if isinstance(max_new_tokens, float) and max_new_tokens.is_integer():
-        max_new_tokens = int(max_new_tokens)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise SettingsError(f"max_new_tokens must be an integer; got {max_new_tokens!r}")
-    if not 1 <= max_new_tokens <= config.max_new_tokens:
+    problem = budget_problem(max_new_tokens, runs, config)
+    if problem is None:
+        return int(max_new_tokens)
+    code, v = problem
+    if code == "max_new_tokens":
         raise SettingsError(
-            f"max_new_tokens must be in [1, {config.max_new_tokens}] on this deployment; "
-            f"got {max_new_tokens}"
+            f"max_new_tokens must be an integer in [1, {v['limit']}] on this deployment; "
+            f"got {v['value']!r}"
         )
-    if max_new_tokens * runs > config.max_total_tokens:
-        raise SettingsError(
-            f"this job would generate up to {max_new_tokens * runs:,} tokens ({runs} runs); "
-            f"the limit is {config.max_total_tokens:,} (SPECCASCADE_MAX_TOTAL_TOKENS). "
-            "Lower max new tokens or the number of alphas."
-        )
-    return max_new_tokens
+    raise SettingsError(
+        f"this job would generate up to {v['tokens']:,} tokens ({runs} runs); "
+        f"the limit is {v['limit']:,} (SPECCASCADE_MAX_TOTAL_TOKENS). "
+        "Lower max new tokens or the number of alphas."
+    )
 
 
 def in_background(

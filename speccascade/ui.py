@@ -36,7 +36,14 @@ from .i18n.learn import learn_markdown
 from .models import ModelPair
 from .quality import fact_token_mask, states_facts
 from .rules import RULES, SPEC_CASCADE_RULES
-from .serving import PRESET_CHOICES, PairCache, ServeConfig, in_background
+from .serving import (
+    PRESET_CHOICES,
+    PairCache,
+    ServeConfig,
+    budget_problem,
+    in_background,
+    prompt_problem,
+)
 from .story import SCENE, SCENES
 from .trace import Trace
 
@@ -553,21 +560,21 @@ class UserError(Exception):
 
 
 def check_prompt(prompt, config: ServeConfig, lang: str) -> str:
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise UserError(t("error.empty_prompt", lang))
-    if len(prompt) > config.max_prompt_chars:
-        raise UserError(t("error.long_prompt", lang, n=len(prompt), limit=config.max_prompt_chars))
+    """The prompt, or a UserError worded in the page's language (serving.prompt_problem)."""
+    problem = prompt_problem(prompt, config)
+    if problem is not None:
+        code, values = problem
+        raise UserError(t(f"error.{code}", lang, **values))
     return prompt
 
 
 def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> int:
+    """max new tokens, or a UserError worded in the page's language (serving.budget_problem)."""
     value = _int(max_new_tokens)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(t("error.max_new_tokens", lang, limit=config.max_new_tokens, value=value))
-    if not 1 <= value <= config.max_new_tokens:
-        raise UserError(t("error.max_new_tokens", lang, limit=config.max_new_tokens, value=value))
-    if value * runs > config.max_total_tokens:
-        raise UserError(t("error.budget", lang, tokens=value * runs, limit=config.max_total_tokens))
+    problem = budget_problem(value, runs, config)
+    if problem is not None:
+        code, values = problem
+        raise UserError(t(f"error.{code}", lang, **values))
     return value
 
 
@@ -1046,7 +1053,7 @@ def run_sweep(
             plan = plan_sweep(prompts, variants, n, max_new, ctx.config.max_total_tokens)
         except ValueError:
             raise UserError(
-                t("error.budget", lang, tokens=max_new * 8, limit=ctx.config.max_total_tokens)
+                t("error.budget", lang, tokens=max_new * (2 + 3), limit=ctx.config.max_total_tokens)
             ) from None
         settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new, seed)
         settings.validated(ctx.config.max_new_tokens)
