@@ -93,6 +93,12 @@ CSS = (
 #compare-table th, #compare-table td, #compare-table span,
 #stats th, #stats td, #stats span { font-family: var(--font); }
 #stats th .cell-menu-button { display: none; }
+#sweep-table th, #sweep-table td, #sweep-table span { font-family: var(--font); }
+@media (max-width: 640px) {
+  #compare-table .table-wrap, #learn { overflow-x: auto; }
+  #compare-table table { min-width: 760px; }
+  #learn table { display: block; overflow-x: auto; }
+}
 #compare-table th, #compare-table th .header { white-space: nowrap; font-size: 12px; }
 #compare-table th .cell-wrap { padding-left: 5px; padding-right: 4px; }
 #compare-table th .cell-menu-button { display: none; }
@@ -110,6 +116,10 @@ const pick = (e) => {
 element.addEventListener('click', pick);
 element.addEventListener('keydown', (e) => { if (e.key === 'Enter') pick(e); });
 """
+
+# What `Blocks.launch` needs besides the Blocks: the strings, the styles, and a footer without
+# the run-history link (Gradio's Chinese locale lacks its words).
+LAUNCH = {"i18n": I18N, "css": CSS, "footer_links": ["api", "gradio", "settings"]}
 
 _USER_ERRORS = (SpecCascadeError, ModelRuntimeError, FileNotFoundError)
 
@@ -272,6 +282,7 @@ def layout(config: ServeConfig) -> Page:
                 label=label("ui.prompt"),
                 value=SHOWCASE[0].question,
                 lines=2,
+                max_lines=6,
                 info=t("prompt.info", lang, limit=config.max_prompt_chars),
                 elem_id="prompt",
             )
@@ -327,9 +338,11 @@ def layout(config: ServeConfig) -> Page:
                 seed = gr.Number(0, precision=0, minimum=0, label=label("ui.seed"))
                 preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=label("ui.pair"))
                 with gr.Row(visible=config.allow_custom_models):
-                    drafter = gr.Textbox(label=label("ui.custom_drafter"), placeholder="owner/name")
+                    drafter = gr.Textbox(
+                        "", label=label("ui.custom_drafter"), placeholder="owner/name"
+                    )
                     verifier = gr.Textbox(
-                        label=label("ui.custom_verifier"), placeholder="owner/name"
+                        "", label=label("ui.custom_verifier"), placeholder="owner/name"
                     )
         with gr.Column(scale=2, min_width=300), gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(label("ui.tab_run"), id="run"):
@@ -370,7 +383,7 @@ def layout(config: ServeConfig) -> Page:
                     interactive=False,
                     wrap=True,
                     elem_id="compare-table",
-                    max_height=560,
+                    max_height=1000,
                     column_widths=["17%", "23%", "10%", "10%", "10%", "10%", "10%", "10%"],
                 )
             with gr.Tab(label("ui.tab_sweep"), id="sweep"):
@@ -548,7 +561,11 @@ def verdict_text(trace: Trace, verifier_token_s: float | None, lang: str) -> str
     elif x > 1:
         tail = t("verdict.faster", lang, x=x)
     else:
-        tail = t(f"verdict.slower.{v.reason}" if v.reason else "verdict.slower", lang, x=1 / x)
+        reason = v.reason
+        rule = viz.rule_for(trace.summary.method, trace.summary.rule)
+        if reason == "low_acceptance" and rule is not None and not rule.has_alpha:
+            reason = "low_acceptance_sd"  # no α to raise: point to the cascade instead
+        tail = t(f"verdict.slower.{reason}" if reason else "verdict.slower", lang, x=1 / x)
     return stopped + head + tail
 
 
@@ -738,33 +755,72 @@ def stop(ctx: AppContext, page: Page, lang="en", request: gr.Request = None) -> 
     """Ask this session's run to end after its current round; the run then shows the partial
     output in every panel itself."""
     asked = ctx.stop(_session(request))
-    return {page.status: t("status.stop_requested" if asked else "status.idle", lang)}
+    # nothing running: the status keeps describing the last run
+    return {page.status: t("status.stop_requested", lang) if asked else gr.skip()}
 
 
-def show_whatif(ctx: AppContext, page: Page, trace: Trace | None, alpha, lang="en") -> dict:
-    """Recolour the last run (finished or stopped) for a new α from its recorded numbers."""
+def show_whatif(
+    ctx: AppContext,
+    page: Page,
+    trace: Trace | None,
+    alpha,
+    position=0,
+    preset="demo",
+    drafter="",
+    verifier="",
+    lang="en",
+) -> dict:
+    """Recolour the last run (finished or stopped) for a new α from its recorded numbers, and
+    show the inspector's accepted set at that α. A typed α outside the rule's range is set to
+    the nearest end, and the note says so."""
     if trace is None:
-        return {page.tokens: gr.skip(), page.whatif_note: t("whatif.none", lang)}
+        return {
+            page.tokens: gr.skip(),
+            page.whatif_note: t("whatif.none", lang),
+            page.alpha: gr.skip(),
+            page.insp: gr.skip(),
+        }
     rule = viz.rule_for(trace.summary.method, trace.summary.rule)
     a = _num(alpha)
     if rule is None or rule.defer is None or not isinstance(a, float) or not math.isfinite(a):
         return {
             page.tokens: viz.token_html(trace.tokens, lang=lang),
             page.whatif_note: t("whatif.no_rule", lang),
+            page.alpha: gr.skip(),
+            page.insp: gr.skip(),
         }
-    w = whatif(trace, rule, a)
+    lo, hi = rule.slider
+    clamped = min(max(a, lo), hi)
+    w = whatif(trace, rule, clamped)
+    note = t(
+        "whatif.note",
+        lang,
+        alpha=clamped,
+        rule=t(f"rule.{rule.name}", lang),
+        would=w.would_defer,
+        drafted=w.drafted,
+        ran=w.deferred_in_run,
+    )
+    if clamped != a:
+        label = t(f"rule.{rule.name}", lang)
+        note = t("whatif.range", lang, rule=label, lo=lo, hi=hi, value=clamped) + " " + note
+    pos = _int(position) if isinstance(_int(position), int) else 0
+    pos = min(max(0, pos), max(0, len(trace.tokens) - 1))
+    tokenizer = ctx.pair(preset, drafter, verifier).tokenizer
     return {
-        page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang),
-        page.whatif_note: t(
-            "whatif.note",
-            lang,
-            alpha=a,
-            rule=t(f"rule.{rule.name}", lang),
-            would=w.would_defer,
-            drafted=w.drafted,
-            ran=w.deferred_in_run,
-        ),
+        page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang, selected=pos),
+        page.whatif_note: note,
+        page.alpha: gr.update(value=clamped) if clamped != a else gr.skip(),
+        page.insp: viz.inspector(trace, pos, rule, clamped, tokenizer, lang=lang)
+        if trace.tokens
+        else None,
     }
+
+
+def leave_story(lang="en") -> tuple:
+    """Any run or control change of the user's own: the story's caption and curve describe a
+    run that is no longer on screen, so they go."""
+    return t("story.hint", lang), gr.update(visible=False)
 
 
 def inspect_position(
@@ -872,7 +928,10 @@ def play_scene(
         yield {
             **out,
             page.alpha: gr.update(value=scene.whatif_alpha),
-            page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang),
+            page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang, selected=0),
+            page.insp: viz.inspector(
+                trace, 0, rule, scene.whatif_alpha, ctx.pair(*models).tokenizer, lang=lang
+            ),
             page.whatif_note: t(
                 "whatif.note",
                 lang,
@@ -999,7 +1058,9 @@ def compare_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
             t("col.time", lang): pd.to_numeric(table["wall_s"]).round(2),
             t("col.speedup", lang): pd.to_numeric(table["speedup"]).round(2),
             t("col.calls", lang): pd.to_numeric(table["verifier_calls_per_token"]).round(2),
-            t("col.kept", lang): pd.to_numeric(table["acceptance_rate"], errors="coerce").round(2),
+            t("col.kept", lang): pd.to_numeric(table["acceptance_rate"], errors="coerce")
+            .round(2)
+            .map(lambda x: "—" if pd.isna(x) else f"{x:g}"),
             t("col.agreement", lang): pd.to_numeric(table["quality_vs_verifier"]).round(2),
         }
     )
@@ -1295,15 +1356,25 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
             api_name=False,
             queue=False,
         )
-    # dragging (release) and typing a number (input) both recolour the last run
+    # Dragging (release) and typing a number (input) both recolour the last run. The value is
+    # copied in the browser into an unbounded number first, so a typed α outside the slider's
+    # range reaches the handler (which sets it to the nearest end and says so) instead of
+    # failing Gradio's range check with a bare error badge.
+    alpha_typed = gr.Number(visible=False, elem_id="alpha-typed")
     for event in (p.alpha.release, p.alpha.input):
-        event(
-            _bind(show_whatif, ctx, p),
-            [p.trace, p.alpha, p.lang],
-            [p.tokens, p.whatif_note],
-            api_name="whatif" if event == p.alpha.release else False,
-            queue=False,
-        )
+        event(None, p.alpha, alpha_typed, js="(a) => a", api_name=False, queue=False)
+    alpha_typed.change(
+        _bind(show_whatif, ctx, p),
+        [p.trace, alpha_typed, p.position, *models, p.lang],
+        [p.tokens, p.whatif_note, p.alpha, p.insp],
+        api_name="whatif",
+        queue=False,
+    )
+    # the user's own run or control change ends the story scene on screen
+    leave = {"fn": leave_story, "inputs": [p.lang], "outputs": [p.caption, p.story_fig]}
+    for event in (p.run_btn.click, p.prompt.submit, p.method.input, p.rule.input):
+        event(**leave, api_name=False, queue=False)
+    alpha_typed.change(**leave, api_name=False, queue=False)
     p.position.release(
         _bind(inspect_position, ctx, p),
         [p.trace, p.position, p.alpha, *models, p.lang],
@@ -1392,4 +1463,4 @@ def launch(**kwargs) -> None:
     config = ServeConfig.from_env()
     torch.set_num_threads(config.threads())
     demo = build_demo(config)
-    demo.launch(i18n=I18N, css=CSS, **kwargs)
+    demo.launch(**{**LAUNCH, **kwargs})

@@ -308,7 +308,7 @@ def heatmap(trace: Trace, lang: str = "en") -> go.Figure:
     toks = trace.tokens
     n = len(toks)
     fig = make_subplots(
-        rows=3, cols=1, shared_xaxes=True, row_heights=[4, 1.3, 1.3], vertical_spacing=0.05
+        rows=3, cols=1, shared_xaxes=True, row_heights=[4, 1.8, 1.8], vertical_spacing=0.06
     )
     fig.update_layout(title={"text": t("fig.heat.title", lang), "x": 0.01, "xanchor": "left"})
     if not n:
@@ -427,7 +427,7 @@ def heatmap(trace: Trace, lang: str = "en") -> go.Figure:
     )
     fig.update_yaxes(automargin=True, tickfont={"size": 11})
     fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(height=470, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
 
@@ -449,6 +449,9 @@ def inspector(
     for dist in (tok.top_q, tok.top_p, tok.top_pi):
         ids += [i for i, _ in dist if i not in ids]
     q, p, pi = dict(tok.top_q), dict(tok.top_p), dict(tok.top_pi)
+    # candidates that none of the three laws gives 0.1% are padding of the recorded top-k
+    shown = [i for i in ids if max(q.get(i, 0.0), p.get(i, 0.0), pi.get(i, 0.0)) >= 1e-3]
+    ids = shown or ids[:1]
 
     def name(i: int) -> str:
         piece = tokenizer.decode([i]) if tokenizer is not None else str(i)
@@ -898,7 +901,10 @@ def quality_latency(
         fig.add_scatter(
             x=[gx[i] for i in keep],
             y=[gy[i] for i in keep],
-            mode="markers",
+            mode="markers+text" if len(keep) <= 8 else "markers",
+            text=[None if alphas[i] is None else f"α={alphas[i]:g}" for i in keep],
+            textposition="top center",
+            textfont={"size": 9, "color": colour},
             name=name,
             legendgroup=str(method),
             marker={"color": colour, "size": 9, "line": {"width": 1, "color": "#fff"}},
@@ -920,7 +926,7 @@ def quality_latency(
     fig.update_layout(
         title={"text": t("fig.ql.title", lang), "x": 0.01, "xanchor": "left"},
         xaxis={"title": {"text": xlabel}, "automargin": True},
-        yaxis={"title": {"text": qlabel}, "automargin": True},
+        yaxis={"title": {"text": qlabel}, "automargin": True, "range": [-0.05, 1.12]},
         height=440,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )

@@ -12,7 +12,7 @@ import torch
 from gradio_client import Client
 
 from speccascade.serving import PairCache, ServeConfig
-from speccascade.ui import CSS, I18N, build_demo
+from speccascade.ui import LAUNCH, build_demo
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -34,8 +34,7 @@ def launched(config: ServeConfig):
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads())  # as ui.launch does
     demo.launch(
-        i18n=I18N,
-        css=CSS,
+        **LAUNCH,
         prevent_thread_lock=True,
         server_name="127.0.0.1",
         server_port=port,
@@ -123,10 +122,14 @@ def test_run_returns_text_trace_and_figures(client):
 
 def test_whatif_recolours_the_same_sessions_trace(client):
     run(client, max_new_tokens=24)
-    html, note = client.predict(-0.1, api_name="/whatif")
+    html, note, alpha, inspector = client.predict(-0.1, 0, "demo", "", "", api_name="/whatif")
     assert "dashed" in html and "What-if" in note  # alpha < 0 would defer every draft
-    html, note = client.predict(1.0, api_name="/whatif")
+    assert inspector["type"] == "plotly"
+    html, note, *_ = client.predict(1.0, 0, "demo", "", "", api_name="/whatif")
     assert "sc-whatif" not in html and "would defer 0 of" in note
+    # a typed alpha beyond the rule's range is set to its end, with a message (no error badge)
+    html, note, alpha, _ = client.predict(-5, 0, "demo", "", "", api_name="/whatif")
+    assert alpha["value"] == -0.1 and "must be between -0.1 and 1" in note
 
 
 def test_compare_returns_every_baseline(client):

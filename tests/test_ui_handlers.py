@@ -101,8 +101,8 @@ def test_stop_shows_the_partial_run_in_every_panel(app):
     # the what-if and the inspector work on the partial run
     assert ui.show_whatif(ctx, page, trace, 0.2)[page.whatif_note] == t("whatif.no_rule", "en")
     assert ui.inspect_position(ctx, page, trace, n - 1, 0.2, *MODELS)[page.insp] is not None
-    # nothing runs now: Stop says so
-    assert ui.stop(ctx, page, "en", request())[page.status] == t("status.idle", "en")
+    # nothing runs now: Stop leaves the status describing the last run
+    assert ui.stop(ctx, page, "en", request())[page.status] == gr.skip()
 
 
 def test_stop_only_touches_its_own_session(app):
@@ -138,6 +138,19 @@ def test_whatif_recolours_and_counts(app):
     assert ui.show_whatif(ctx, page, None, 0.3)[page.whatif_note] == t("whatif.none", "en")
 
 
+def test_a_typed_alpha_outside_the_range_is_set_to_the_nearest_end(app):
+    ctx, page = app
+    trace = last(run(app))[page.trace]
+    out = ui.show_whatif(ctx, page, trace, 7, 2, *MODELS)
+    assert out[page.alpha]["value"] == 1.0 and "between -0.1 and 1" in out[page.whatif_note]
+    assert "α = 1" in out[page.insp].to_dict()["data"][-1]["name"] or out[page.insp] is not None
+
+
+def test_own_runs_clear_the_story_caption():
+    caption, fig = ui.leave_story("zh")
+    assert caption == t("story.hint", "zh") and fig["visible"] is False
+
+
 def test_clicking_a_token_moves_the_inspector(app):
     ctx, page = app
     trace = last(run(app))[page.trace]
@@ -160,6 +173,10 @@ def test_verdict_explains_a_slower_run():
     assert "slower" in slow and "few drafts were kept" in slow and "larger α" in slow
     zh = ui.verdict_text(trace, verifier_token_s=1e-4, lang="zh")
     assert "慢" in zh and not ENGLISH.search(zh)
+    # lossless SD has no α to raise: the advice points to the cascade instead
+    sd = generate(pair, HARD, method="speculative", rule=None, temperature=0, max_new_tokens=32)
+    advice = ui.verdict_text(sd, verifier_token_s=1e-4, lang="en")
+    assert "larger α" not in advice and "speculative cascade" in advice
 
 
 def test_compare_switches_tab_and_scores_key_facts(app):

@@ -217,8 +217,9 @@ def test_quality_latency_frontier_is_monotone():
     )
     fig = viz.quality_latency(pts, current={"relative_latency": 0.8, "quality": 0.6})
     lines = [d for d in fig.data if d.mode == "lines"]
-    markers = [d for d in fig.data if d.mode == "markers"]
+    markers = [d for d in fig.data if d.mode in ("markers", "markers+text")]
     assert len(lines) == 2 and markers[-1].name == "current setting"
+    assert "α=-0.5" in markers[0].text  # each point names its α
     for line in lines:
         assert list(line.x) == sorted(line.x) and list(line.y) == sorted(line.y)
     diff = next(d for d in lines if d.legendgroup == "spec_cascade/diff")

@@ -125,8 +125,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**{label}**：当 $${formula}$$ 时推迟。{desc}",
     ),
     "prompt.info": (
-        "Up to {limit:,} characters. Pick an example below or type your own.",
-        "最多 {limit:,} 个字符。可以选择下面的示例，也可以自己输入。",
+        "Up to {limit:,} characters. The demo models know short facts about famous people, "
+        "places and things (see the examples); other questions get fluent nonsense.",
+        "最多 {limit:,} 个字符。演示模型只知道著名人物、地点和事物的简短事实（见示例）；"
+        "其他问题会得到通顺但错误的回答。",
     ),
     "example.easy": ("easy: the drafter knows this", "简单：起草模型知道"),
     "example.hard": ("hard: only the verifier knows", "困难：只有验证模型知道"),
@@ -146,8 +148,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "sweep.cut.variants": ("{before} → {after} methods", "方法数 {before} → {after}"),
     "sweep.cut.prompts": ("{before} → {after} questions", "问题数 {before} → {after}"),
     "sweep.done": (
-        "{runs} runs on {prompts} question(s); quality is {quality}.",
-        "在 {prompts} 个问题上共运行 {runs} 次；质量指标为{quality}。",
+        "{runs} runs; questions: {prompts}; quality is {quality}.",
+        "共运行 {runs} 次；问题数：{prompts}；质量指标为{quality}。",
     ),
     "sweep.quality.facts": (
         "key-fact accuracy (answers that state all their key facts)",
@@ -232,6 +234,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "；比仅用验证模型慢约 {x:.1f} 倍：在这次运行中，起草和检查的开销超过了节省的时间。"
         "可以试试更小的 γ 或更长的回答。",
     ),
+    "verdict.slower.low_acceptance_sd": (
+        "; about {x:.1f}× slower than the verifier alone, because few drafts were kept: "
+        "speculative decoding keeps a draft only where it is the verifier's own word. A "
+        "speculative cascade (scene 2) also keeps drafts the verifier finds good enough.",
+        "；比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：投机解码只保留与验证模型自己的措辞一致的草稿。"
+        "投机级联（场景 2）还会保留验证模型认为足够好的草稿。",
+    ),
     "verdict.slower": (
         "; about {x:.1f}× slower than the verifier alone on this machine.",
         "；在本机上比仅用验证模型慢约 {x:.1f} 倍。",
@@ -242,16 +251,22 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Run first; then move α to see what the rule would change.",
         "请先运行，然后移动 α，查看规则会改变什么。",
     ),
+    "whatif.range": (
+        "α for {rule} must be between {lo:g} and {hi:g}; it was set to {value:g}.",
+        "{rule} 的 α 必须在 {lo:g} 到 {hi:g} 之间；已设为 {value:g}。",
+    ),
     "whatif.no_rule": (
         "This run has no deferral rule to re-evaluate.",
         "这次运行没有可以重新评估的推迟规则。",
     ),
     "whatif.note": (
         "**What-if** (no model runs): at α = {alpha:g}, {rule} would defer {would} of the "
-        "{drafted} drafted tokens (dashed outlines); the run deferred {ran}. Press Run to see "
-        "the answer it would give.",
-        "**假设分析**（不运行模型）：当 α = {alpha:g} 时，{rule} 会推迟 {drafted} 个草稿词元中的 "
-        "{would} 个（虚线框）；实际运行推迟了 {ran} 个。点击运行可查看它会给出的回答。",
+        "{drafted} drafted tokens shown (dashed outlines) to the verifier, against {ran} in "
+        "this run. A deferred draft survives only if the verifier would write it too. Press "
+        "Run to see the answer it would give.",
+        "**假设分析**（不运行模型）：当 α = {alpha:g} 时，{rule} 会把显示的 {drafted} 个草稿词元中的 "
+        "{would} 个（虚线框）交给验证模型，这次运行为 {ran} 个。被推迟的草稿只有在验证模型也会写出它时"
+        "才会保留。点击运行可查看它会给出的回答。",
     ),
     # -- story captions (numbers from the run just made) ----------------------------------
     "story.hint": (
