@@ -792,15 +792,7 @@ def show_whatif(
     lo, hi = rule.slider
     clamped = min(max(a, lo), hi)
     w = whatif(trace, rule, clamped)
-    note = t(
-        "whatif.note",
-        lang,
-        alpha=clamped,
-        rule=t(f"rule.{rule.name}", lang),
-        would=w.would_defer,
-        drafted=w.drafted,
-        ran=w.deferred_in_run,
-    )
+    note = whatif_note(w, rule, lang)
     if clamped != a:
         label = t(f"rule.{rule.name}", lang)
         note = t("whatif.range", lang, rule=label, lo=lo, hi=hi, value=clamped) + " " + note
@@ -892,94 +884,106 @@ def play_scene(
         yield out
     if trace is None:
         return
-    sm = trace.summary
-    numbers = {
-        "kept": (sm.accepted / sm.drafted) if sm.drafted else 0.0,
-        "calls": sm.verifier_calls,
-        "tokens": sm.new_tokens,
-        "s": sm.wall_s,
-    }
+    numbers = scene_numbers(trace)
     story = {**(story or {}), key: numbers}
     item = find_item(question)
-    correct = t(
-        "story.correct" if item and states_facts(trace.text, item.facts) else "story.wrong", lang
-    )
-    out = {page.story: story}
-    if key == "sd":
-        caption = t("story.sd", lang, **numbers)
-    elif key == "cascade":
-        before = story.get("sd")
-        versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
-        caption = t("story.cascade", lang, versus=versus, correct=correct, **numbers)
-    elif key == "hard":
-        mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
-        fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
-        caption = t(
-            "story.hard",
-            lang,
-            fact_tokens=len(fact_tokens),
-            fact_deferred=sum(map(verifier_token, fact_tokens)),
-            correct=correct,
-            **numbers,
-        )
-    else:
-        rule = viz.rule_for(sm.method, sm.rule)
-        w = whatif(trace, rule, scene.whatif_alpha)
-        yield {
-            **out,
-            page.alpha: gr.update(value=scene.whatif_alpha),
-            page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang, selected=0),
-            page.insp: viz.inspector(
-                trace, 0, rule, scene.whatif_alpha, ctx.pair(*models).tokenizer, lang=lang
-            ),
-            page.whatif_note: t(
-                "whatif.note",
-                lang,
-                alpha=scene.whatif_alpha,
-                rule=t(f"rule.{rule.name}", lang),
-                would=w.would_defer,
-                drafted=w.drafted,
-                ran=w.deferred_in_run,
-            ),
-            page.caption: t(
-                "story.alpha",
-                lang,
-                alpha=sm.alpha,
-                whatif=scene.whatif_alpha,
-                would=w.would_defer,
-                runs="…",
-                **numbers,
-            ),
-        }
-        facts = [item.facts] if item else None
-        table = sweep(
-            ctx.pair(*models),
-            [(question, None)],
-            [Variant.cascade(sm.rule)],
-            n_alpha=6,
-            settings=settings,
-            facts=facts,
-        )
-        mark = table[
-            (table.method == Variant.cascade(sm.rule).label) & (table.alpha == round(sm.alpha, 4))
-        ]
-        fig = viz.quality_latency(
-            table,
-            current=mark.iloc[0].to_dict() if len(mark) else None,
-            lang=lang,
-            quality_label=t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang),
-        )
-        caption = t(
+    if key != "alpha":
+        caption = scene_caption(key, trace, story, item, lang)
+        yield {page.story: story, page.caption: caption}
+        return
+    # scene 4: the what-if at the SD end, then the trade-off curve on the same question
+    rule = viz.rule_for(trace.summary.method, trace.summary.rule)
+    alpha = scene.whatif_alpha
+    w = whatif(trace, rule, alpha)
+    tokenizer = ctx.pair(*models).tokenizer
+
+    def caption(runs) -> str:
+        return t(
             "story.alpha",
             lang,
-            alpha=sm.alpha,
-            whatif=scene.whatif_alpha,
+            alpha=trace.summary.alpha,
+            whatif=alpha,
             would=w.would_defer,
-            runs=len(table),
+            runs=runs,
             **numbers,
         )
-        out.update({page.story_fig: gr.update(value=fig, visible=True), page.sweep_fig: fig})
-    yield {**out, page.caption: caption}
+
+    yield {
+        page.story: story,
+        page.alpha: gr.update(value=alpha),
+        page.tokens: viz.token_html(trace.tokens, w.decisions, lang=lang, selected=0),
+        page.insp: viz.inspector(trace, 0, rule, alpha, tokenizer, lang=lang),
+        page.whatif_note: whatif_note(w, rule, lang),
+        page.caption: caption("…"),
+    }
+    fig, runs = tradeoff_curve(ctx.pair(*models), question, item, settings, lang)
+    yield {
+        page.story_fig: gr.update(value=fig, visible=True),
+        page.sweep_fig: fig,
+        page.caption: caption(runs),
+    }
+
+
+def scene_numbers(trace: Trace) -> dict:
+    """What a scene's caption quotes from its run."""
+    s = trace.summary
+    return {
+        "kept": s.accepted / s.drafted if s.drafted else 0.0,
+        "calls": s.verifier_calls,
+        "tokens": s.new_tokens,
+        "s": s.wall_s,
+    }
+
+
+def scene_caption(key: str, trace: Trace, story: dict, item, lang: str) -> str:
+    """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's)."""
+    numbers = story[key]
+    right = item is not None and states_facts(trace.text, item.facts)
+    correct = t("story.correct" if right else "story.wrong", lang)
+    if key == "sd":
+        return t("story.sd", lang, **numbers)
+    if key == "cascade":
+        before = story.get("sd")
+        versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
+        return t("story.cascade", lang, versus=versus, correct=correct, **numbers)
+    mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
+    fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
+    return t(
+        "story.hard",
+        lang,
+        fact_tokens=len(fact_tokens),
+        fact_deferred=sum(map(verifier_token, fact_tokens)),
+        correct=correct,
+        **numbers,
+    )
+
+
+def whatif_note(w, rule, lang: str) -> str:
+    return t(
+        "whatif.note",
+        lang,
+        alpha=w.alpha,
+        rule=t(f"rule.{rule.name}", lang),
+        would=w.would_defer,
+        drafted=w.drafted,
+        ran=w.deferred_in_run,
+    )
+
+
+def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> tuple:
+    """The scene's rule over an α grid on its question: key-fact accuracy (or agreement with
+    the verifier) against time; the run's own α marked. Returns (figure, runs)."""
+    facts = [item.facts] if item else None
+    variant = Variant.cascade(settings.rule)
+    table = sweep(pair, [(question, None)], [variant], n_alpha=6, settings=settings, facts=facts)
+    mark = table[(table.method == variant.label) & (table.alpha == round(settings.alpha, 4))]
+    fig = viz.quality_latency(
+        table,
+        current=mark.iloc[0].to_dict() if len(mark) else None,
+        lang=lang,
+        quality_label=t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang),
+    )
+    return fig, len(table)
 
 
 @gpu
