@@ -68,3 +68,20 @@ def test_checker_sees_every_kind_of_import():
 def test_no_import_cycles():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_every_subpackage_ships_in_the_wheel():
+    """pyproject lists packages by hand: a new subpackage missing there imports from a checkout
+    but not from the installed wheel (speccascade.i18n once did)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    line = re.search(r"^packages = \[(.*)\]$", (root / "pyproject.toml").read_text(), re.M)
+    listed = set(re.findall(r'"([^"]+)"', line.group(1)))
+    found = {
+        ".".join(p.parent.relative_to(root).parts)
+        for p in (root / "speccascade").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert found == listed, found ^ listed
