@@ -77,7 +77,8 @@ def test_a_run_fills_every_panel_with_the_same_trace(app):
     s = trace.summary
     kept = f"{s.accepted / s.drafted:.0%}"
     assert kept in out[page.verdict] and f"{s.verifier_calls} times" in out[page.verdict]
-    assert "faster" in out[page.verdict] or "as fast" in out[page.verdict]
+    # the speed clause compares with the verifier alone (its direction is timing, not tested)
+    assert "than the verifier alone" in out[page.verdict] or "as fast" in out[page.verdict]
 
 
 def test_stop_shows_the_partial_run_in_every_panel(app):
