@@ -177,6 +177,14 @@ def _calls_per_token(traces: Sequence[Trace]) -> float:
     return sum(t.summary.verifier_calls for t in traces) / tokens if tokens else 0.0
 
 
+class SweepTooLarge(ValueError):
+    """Even the smallest sweep would pass the budget; `tokens` is what it would need."""
+
+    def __init__(self, message: str, tokens: int):
+        super().__init__(message)
+        self.tokens = tokens
+
+
 @dataclass(frozen=True)
 class SweepPlan:
     """What a sweep will run, scaled to fit a token budget (see `plan_sweep`). `scaled` lists
@@ -209,8 +217,8 @@ def plan_sweep(
 ) -> SweepPlan:
     """The largest sweep within `budget` generated tokens: cut in `order` (by default fewer
     alphas, down to `min_alpha`, then the last variants, then the last prompts), so put the
-    variants and prompts that matter most first. Raises ValueError only when one prompt,
-    `min_alpha` alphas and one variant would not fit."""
+    variants and prompts that matter most first. Raises SweepTooLarge only when one prompt,
+    `min_alpha` alphas and one variant would not fit (its `tokens` says what they need)."""
     plan = SweepPlan(tuple(prompts), tuple(variants), n_alpha, max_new_tokens)
     cuts = []
 
@@ -229,9 +237,10 @@ def plan_sweep(
         if size != before:
             cuts.append((field_name, before, size))
     if not fits(plan):
-        raise ValueError(
+        raise SweepTooLarge(
             f"even one prompt, {plan.n_alpha} alphas and one method need "
-            f"{plan.tokens:,} tokens; the budget is {budget:,}"
+            f"{plan.tokens:,} tokens; the budget is {budget:,}",
+            plan.tokens,
         )
     return replace(plan, scaled=tuple(cuts))
 

@@ -26,12 +26,20 @@ import pandas as pd
 from . import viz
 from .analysis import verdict, verifier_seconds_per_token, whatif
 from .bench import verifier_token
-from .compare import SWEPT, Variant, compare, compare_variants, plan_sweep, sweep
+from .compare import (
+    SWEPT,
+    SweepTooLarge,
+    Variant,
+    compare,
+    compare_variants,
+    plan_sweep,
+    sweep,
+)
 from .engine import APP_DEFAULTS, CASCADE, METHOD_REGISTRY, RoundEvent, Settings, stream
 from .errors import ModelRuntimeError, SettingsError, SpecCascadeError
 from .evalsets import SHOWCASE, find_item, load_evalset
 from .explain import worked_example
-from .i18n import STRINGS, lang_of, method_label, t
+from .i18n import STRINGS, lang_of, method_label, t, variant_label
 from .i18n.learn import learn_markdown
 from .models import ModelPair
 from .quality import fact_token_mask, states_facts
@@ -1057,7 +1065,7 @@ def compare_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
     """The compare table with human headers in the page's language, rounded."""
     view = pd.DataFrame(
         {
-            t("col.method", lang): table["method"].map(lambda v: _variant_label(v, lang)),
+            t("col.method", lang): table["method"].map(lambda v: variant_label(v, lang)),
             t("col.answer", lang): table["text"].str.strip(),
             t("col.time", lang): pd.to_numeric(table["wall_s"]).round(2),
             t("col.speedup", lang): pd.to_numeric(table["speedup"]).round(2),
@@ -1116,9 +1124,9 @@ def run_sweep(
         variants += [Variant.cascade(r) for r in SPEC_CASCADE_RULES if r != rule]
         try:
             plan = plan_sweep(prompts, variants, n, max_new, ctx.config.max_total_tokens)
-        except ValueError:
+        except SweepTooLarge as e:
             raise UserError(
-                t("error.budget", lang, tokens=max_new * (2 + 3), limit=ctx.config.max_total_tokens)
+                t("error.budget", lang, tokens=e.tokens, limit=ctx.config.max_total_tokens)
             ) from None
         settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new, seed)
         settings.validated(ctx.config.max_new_tokens)
@@ -1175,7 +1183,7 @@ def sweep_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
     """The sweep's points with human headers in the page's language."""
     return pd.DataFrame(
         {
-            t("col.method", lang): table["method"].map(lambda v: _variant_label(v, lang)),
+            t("col.method", lang): table["method"].map(lambda v: variant_label(v, lang)),
             "α": table["alpha"],
             t("col.quality", lang): table["quality"].round(3),
             t("col.relative_time", lang): table["relative_latency"].round(3),
@@ -1183,12 +1191,6 @@ def sweep_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
             t("col.kept", lang): pd.to_numeric(table["acceptance_rate"], errors="coerce").round(3),
         }
     )
-
-
-def _variant_label(label: str, lang: str) -> str:
-    """'spec_cascade/token_v3' (a compare or sweep row) -> its display name."""
-    method, _, rule = label.partition("/")
-    return method_label(method, rule or None, lang)
 
 
 def eval_slice(lang: str, per_level: int = 2) -> list:

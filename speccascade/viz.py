@@ -14,8 +14,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from .analysis import whatif_decisions
 from .engine import METHOD_REGISTRY
-from .i18n import has, method_label, t
+from .i18n import has, t, variant_label
 from .rules import RULES, Rule, decide
 from .trace import SOURCES, TokenRecord, Trace
 
@@ -135,15 +136,6 @@ def _num(x) -> float | None:
     return None if math.isnan(v) else v
 
 
-def _method_name(label: str, lang: str) -> str:
-    """A table's method label ('spec_cascade/token_v3', bench's '… g=4 T=0') for display."""
-    head, sep, tail = str(label).partition(" ")
-    method, _, rule = head.partition("/")
-    if method not in METHOD_REGISTRY:
-        return str(label)
-    return method_label(method, rule or None, lang) + (sep + tail if tail else "")
-
-
 def _rule_name(rule: Rule, lang: str) -> str:
     return t(f"rule.{rule.name}", lang) if has(f"rule.{rule.name}") else rule.label
 
@@ -259,33 +251,6 @@ def token_html(
         f'<div class="sc-tokens" aria-label="{html.escape(t("fig.tok.aria", lang), quote=True)}">'
         f"{'<wbr>'.join(spans)}</div>"
     )
-
-
-def whatif_decisions(trace: Trace, rule: Rule, alpha: float) -> list[bool | None]:
-    """Re-evaluate `rule` at `alpha` on the recorded draft statistics: where would it defer?
-    None where a position had no draft (bonus tokens, single-model runs)."""
-    rows = [
-        i
-        for i, t_ in enumerate(trace.tokens)
-        if t_.draft_id is not None
-        and None not in (t_.draft_q, t_.draft_p, t_.max_q, t_.max_p, t_.dtv)
-    ]
-    out: list[bool | None] = [None] * len(trace.tokens)
-    if not rows or rule.defer is None:
-        return out
-    ts = [trace.tokens[i] for i in rows]
-    got = decide(
-        rule,
-        alpha,
-        [x.draft_q for x in ts],
-        [x.draft_p for x in ts],
-        [x.max_q for x in ts],
-        [x.max_p for x in ts],
-        [x.dtv for x in ts],
-    )
-    for i, d in zip(rows, got):
-        out[i] = d
-    return out
 
 
 # -- heatmap -------------------------------------------------------------------------------
@@ -719,7 +684,7 @@ def speed_quality(table: pd.DataFrame, lang: str = "en") -> go.Figure:
     any_wrong = False
     for i in order:
         label, sx, qy, wall, calls = pts[i]
-        name = _method_name(label, lang)
+        name = variant_label(label, lang)
         wrong = bool(facts and qy < 1 - 1e-9)
         any_wrong |= wrong
         if wrong:
@@ -880,7 +845,7 @@ def quality_latency(
     qshort = t("fig.ql.quality_short", lang)
     for k, (method, group) in enumerate(points.groupby("method", sort=False)):
         colour = DISTINCT_COLOURS[k % len(DISTINCT_COLOURS)]
-        name = _pl(_method_name(str(method), lang))
+        name = _pl(variant_label(str(method), lang))
         gx = [_num(v) for v in group[x]]
         gy = [_num(v) for v in group["quality"]]
         alphas = [_num(a) for a in group["alpha"]] if "alpha" in group else [None] * len(gx)

@@ -298,3 +298,15 @@ def test_compare_at_an_alpha_only_the_users_rule_accepts(app):
     outs = list(ui.run_compare(ctx, page, EASY, *MODELS, "token_v3", -0.1, 5, 0.0, 16, 0, "en"))
     final = last(outs)
     assert len(final[page.compare_table]) == 8, final[page.compare_status]
+
+
+def test_sweep_plans_scale_to_the_budget_and_say_what_the_smallest_needs():
+    from speccascade.compare import SweepTooLarge, Variant, plan_sweep
+
+    variants = [Variant.cascade(r) for r in ("token_v3", "chow", "opt")]
+    plan = plan_sweep([("a", None)] * 4, variants, 5, 64, 4096)
+    assert plan.tokens <= 4096 and plan.variants[0] == variants[0]
+    assert plan.scaled and plan.scaled[0][0] == "n_alpha"
+    with pytest.raises(SweepTooLarge) as err:
+        plan_sweep([("a", None)], variants, 5, 256, 1000)
+    assert err.value.tokens == 256 * (2 + 3)  # one prompt: verifier, extra point, 3 alphas

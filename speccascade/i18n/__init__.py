@@ -36,7 +36,7 @@ def has(key: str) -> bool:
     return key in STRINGS
 
 
-__all__ = ["LANGS", "STRINGS", "has", "lang_of", "method_label", "t"]
+__all__ = ["LANGS", "STRINGS", "has", "lang_of", "method_label", "t", "variant_label"]
 
 
 def method_label(method: str, rule: str | None = None, lang: str = "en") -> str:
@@ -46,3 +46,12 @@ def method_label(method: str, rule: str | None = None, lang: str = "en") -> str:
     if rule and row is not None and row.rules and has(f"rule.{rule}"):
         return f"{name} · {t(f'rule.{rule}', lang)}"
     return name
+
+
+def variant_label(label: str, lang: str = "en") -> str:
+    """A table's method label ('spec_cascade/token_v3'; bench's '... g=4 T=0') for display."""
+    head, sep, tail = str(label).partition(" ")
+    method, _, rule = head.partition("/")
+    if method not in METHOD_REGISTRY:
+        return str(label)
+    return method_label(method, rule or None, lang) + (sep + tail if tail else "")

@@ -161,10 +161,6 @@ STRINGS: dict[str, tuple[str, str]] = {
         "与验证模型答案的一致度（ROUGE-L）",
     ),
     "status.loading": ("Loading the model pair (first use only)…", "正在加载模型组合（仅首次）……"),
-    "status.calibrating": (
-        "Measuring the verifier's speed on this machine (once)…",
-        "正在测量验证模型在本机上的速度（仅一次）……",
-    ),
     "status.running": ("Running: {n} tokens so far…", "运行中：已生成 {n} 个词元……"),
     "status.done": (
         "Done: {n} tokens in {s:.2f} s ({reason}).",
