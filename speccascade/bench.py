@@ -26,6 +26,9 @@ from .quality import fact_token_mask, rouge_l, states_facts
 from .trace import ideal_speedup
 
 HF_VERIFIER, HF_ASSISTED = "hf_generate", "hf_assisted"
+# Our draft policies that HF assisted generation has too, pinned explicitly: transformers has
+# defaulted to a dynamic schedule since 4.45, so an unpinned baseline is not a constant window.
+HF_SCHEDULES = {"fixed": "constant", "heuristic": "heuristic"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Config:
     alpha: float | None = None
     gamma: int = 4
     temperature: float = 0.0
+    policy: str = "fixed"  # drafting.DRAFT_POLICIES; for HF assisted: its schedule
 
     @property
     def family(self) -> str:
@@ -51,7 +55,8 @@ class Config:
     @property
     def label(self) -> str:
         a = "" if self.alpha is None else f" a={self.alpha:g}"
-        return f"{self.family}{a} g={self.gamma} T={self.temperature:g}"
+        p = "" if self.policy == "fixed" else f" {self.policy}"
+        return f"{self.family}{a} g={self.gamma}{p} T={self.temperature:g}"
 
 
 def bench_configs(
@@ -60,17 +65,23 @@ def bench_configs(
     gammas: Sequence[int],
     temperatures: Sequence[float],
     hf: bool = True,
+    policies: Sequence[str] = ("fixed",),
 ) -> list[Config]:
     """The grid: single models, SD per gamma, every swept method and rule per alpha, and the
     Hugging Face baselines (greedy only: that is where their output is comparable token for
-    token)."""
+    token). Draft policies other than fixed are an axis for SD and the app's default cascade
+    only (and HF assisted generation's matching schedule), not for the whole alpha grid."""
     out: list[Config] = []
+    cascade = APP_DEFAULTS
     for t in temperatures:
         out += [Config("verifier", temperature=t), Config("drafter", temperature=t)]
         for g in gammas:
-            out.append(Config("speculative", gamma=g, temperature=t))
-            if hf and t == 0:
-                out.append(Config(HF_ASSISTED, gamma=g, temperature=t))
+            for policy in policies:
+                out.append(Config("speculative", gamma=g, temperature=t, policy=policy))
+                if tuple(policies) != ("fixed",):
+                    out.append(Config(CASCADE, cascade.rule, cascade.alpha, g, t, policy))
+                if hf and t == 0 and policy in HF_SCHEDULES:
+                    out.append(Config(HF_ASSISTED, gamma=g, temperature=t, policy=policy))
             for method in SWEPT:
                 rule = Variant(method).rule_name
                 out += [Config(method, None, a, g, t) for a in alpha_grid(rule, n_alpha)]
@@ -81,7 +92,7 @@ def bench_configs(
     # cascades do not draft: one gamma is enough for them
     seen, unique = set(), []
     for c in out:
-        key = (c.method, c.rule, c.alpha, c.temperature, c.gamma if c.drafts else 0)
+        key = (c.method, c.rule, c.alpha, c.temperature, c.gamma if c.drafts else 0, c.policy)
         if key not in seen:
             seen.add(key)
             unique.append(c)
@@ -119,10 +130,15 @@ class PeakMemory:
 
 
 def hf_generate(
-    pair: ModelPair, prompt_ids: list[int], max_new_tokens: int, gamma: int | None = None
+    pair: ModelPair,
+    prompt_ids: list[int],
+    max_new_tokens: int,
+    gamma: int | None = None,
+    policy: str = "fixed",
 ) -> tuple[list[int], float]:
-    """`verifier.generate()` greedy, or with `assistant_model=drafter` and a constant draft of
-    gamma tokens (no confidence-based early stop), on the same prompt ids and budget."""
+    """`verifier.generate()` greedy, or with `assistant_model=drafter` starting at gamma draft
+    tokens on the schedule `HF_SCHEDULES[policy]` (constant for "fixed"; no confidence-based
+    early stop), on the same prompt ids and budget."""
     ids = torch.tensor([prompt_ids], device=pair.device)
     kwargs = dict(
         attention_mask=torch.ones_like(ids),
@@ -135,7 +151,7 @@ def hf_generate(
         saved = pair.drafter.generation_config
         cfg = copy.deepcopy(saved)
         cfg.num_assistant_tokens = gamma
-        cfg.num_assistant_tokens_schedule = "constant"
+        cfg.num_assistant_tokens_schedule = HF_SCHEDULES[policy]
         cfg.assistant_confidence_threshold = 0.0
         pair.drafter.generation_config = cfg
         kwargs["assistant_model"] = pair.drafter
@@ -158,7 +174,11 @@ def run_config(pair: ModelPair, cfg: Config, prompt: str, max_new_tokens: int, s
     with PeakMemory(pair.device) as mem:
         if cfg.method in (HF_VERIFIER, HF_ASSISTED):
             ids, wall = hf_generate(
-                pair, prompt_ids, max_new_tokens, cfg.gamma if cfg.method == HF_ASSISTED else None
+                pair,
+                prompt_ids,
+                max_new_tokens,
+                cfg.gamma if cfg.method == HF_ASSISTED else None,
+                cfg.policy,
             )
             row = dict(
                 wall_s=wall,
@@ -172,6 +192,7 @@ def run_config(pair: ModelPair, cfg: Config, prompt: str, max_new_tokens: int, s
                 rounds=None,
                 drafter_s=None,
                 verifier_s=None,
+                wasted_drafts=None,
             )
         else:
             tr = generate(
@@ -184,6 +205,7 @@ def run_config(pair: ModelPair, cfg: Config, prompt: str, max_new_tokens: int, s
                 temperature=cfg.temperature,
                 max_new_tokens=max_new_tokens,
                 seed=seed,
+                draft_policy=cfg.policy,
             )
             s = tr.summary
             row = dict(
@@ -198,6 +220,7 @@ def run_config(pair: ModelPair, cfg: Config, prompt: str, max_new_tokens: int, s
                 rounds=len(tr.rounds),
                 drafter_s=s.drafter_s,
                 verifier_s=s.verifier_s,
+                wasted_drafts=s.wasted_drafts,
             )
     return {**row, "peak_mb": mem.mb}
 
@@ -277,7 +300,7 @@ def run_bench(
     return pd.DataFrame(rows)
 
 
-KEYS = ["method", "rule", "alpha", "gamma", "temperature", "family", "label"]
+KEYS = ["method", "rule", "alpha", "gamma", "temperature", "policy", "family", "label"]
 
 
 def score(raw: pd.DataFrame) -> pd.DataFrame:
@@ -344,6 +367,7 @@ def aggregate(raw: pd.DataFrame) -> pd.DataFrame:
             drafted=("drafted", "mean"),
             accepted=("accepted", "mean"),
             rounds=("rounds", "mean"),
+            wasted_drafts=("wasted_drafts", "mean"),
             samples=("sample", "nunique"),
         )
         .reset_index()
@@ -362,6 +386,7 @@ def aggregate(raw: pd.DataFrame) -> pd.DataFrame:
             drafted=("drafted", "sum"),
             accepted=("accepted", "sum"),
             rounds=("rounds", "sum"),
+            wasted_drafts=("wasted_drafts", "sum"),
             drafter_s=("drafter_s", "sum"),
             verifier_s=("verifier_s", "sum"),
             peak_mb=("peak_mb", "max"),

@@ -20,11 +20,21 @@ import torch
 from torch import Tensor
 from transformers import DynamicCache, PreTrainedModel
 
+from .drafting import DEFAULT_THRESHOLD, DRAFT_POLICIES
 from .errors import ModelRuntimeError, PromptError, SettingsError
 from .models import ModelPair
 from .rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target
 from .sampling import Sampler, check_finite, first_rejection, residual_probs, unit_probs
-from .trace import Probs, RoundRecord, Source, TokenRecord, Trace, summarise, token_records
+from .trace import (
+    Probs,
+    RoundRecord,
+    Source,
+    TokenRecord,
+    Trace,
+    draft_records,
+    summarise,
+    token_records,
+)
 
 MAX_NEW_TOKENS = 4096
 MAX_GAMMA = 32
@@ -46,6 +56,8 @@ class Settings:
     stop: tuple[str, ...] = ()
     chat: bool | None = None
     record_top_k: int = 10
+    draft_policy: str = "fixed"  # drafting.DRAFT_POLICIES: how far the drafter runs ahead
+    draft_threshold: float = DEFAULT_THRESHOLD  # "confidence": stop below this max q
 
     @property
     def target_rule(self) -> Rule | None:
@@ -67,6 +79,12 @@ class Settings:
                 f"{method.name} needs a rule in {', '.join(method.rules)}; got {self.rule!r}"
             )
         _check_int("gamma", self.gamma, 1, MAX_GAMMA)
+        if self.draft_policy not in DRAFT_POLICIES:
+            raise SettingsError(
+                f"unknown draft_policy {self.draft_policy!r}; "
+                f"choose one of {', '.join(DRAFT_POLICIES)}"
+            )
+        _check_float("draft_threshold", self.draft_threshold, 0, 1)
         _check_int("max_new_tokens", self.max_new_tokens, 1, max_new_tokens_limit)
         _check_int("top_k", self.top_k, 0, None)
         _check_int("record_top_k", self.record_top_k, 0, 100)
@@ -173,7 +191,7 @@ class _Meter:
         self.calls = run.drafter.calls, run.verifier.calls
         self.seconds = run.drafter.seconds, run.verifier.seconds
 
-    def record(self, drafted: int = 0, accepted: int = 0, draft_ids=()) -> RoundRecord:
+    def record(self, drafted: int = 0, accepted: int = 0, draft_ids=(), **more) -> RoundRecord:
         d, v = self.run.drafter, self.run.verifier
         return RoundRecord(
             index=len(self.run.rounds),
@@ -186,6 +204,7 @@ class _Meter:
             drafter_calls=d.calls - self.calls[0],
             verifier_calls=v.calls - self.calls[1],
             draft_ids=list(draft_ids),
+            **more,
         )
 
 
@@ -345,6 +364,10 @@ class _Run:
             stop_reason=self.out.stop_reason or "max_new_tokens",
             notes=self.notes,
             speculative=self.method.speculative,
+            draft_policy=s.draft_policy,
+            draft_threshold=s.draft_threshold
+            if DRAFT_POLICIES[s.draft_policy].stops_early
+            else None,
         )
         return Trace(
             prompt_ids=list(self.prompt_ids),
@@ -374,43 +397,66 @@ def _autoregressive(run: _Run, role: str) -> Iterator[tuple[list[TokenRecord], R
 
 
 def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
-    """Draft gamma tokens with q, score them in one verifier pass, keep each with probability
-    min(1, accept/q), replace the first rejected one from the residual, or add a bonus token
-    when all are kept (docs/method.md, section 3)."""
-    rule, alpha, sampler = run.rule, run.s.alpha, run.sampler
+    """Draft a window with q (its length set by the draft policy), score it in one verifier
+    pass, keep each draft with probability min(1, accept/q), replace the first rejected one
+    from the residual, or add a bonus token when all are kept (docs/method.md, section 3)."""
+    rule, alpha, sampler, s = run.rule, run.s.alpha, run.sampler, run.s
+    policy = DRAFT_POLICIES[s.draft_policy]
+    stop_below = s.draft_threshold if policy.stops_early else None
+    window = policy.first(s.gamma)
     d_pending = v_pending = run.prompt
     while run.remaining > 0:
         meter = run.meter()
-        g = min(run.s.gamma, run.remaining)
-        drafts, q = _draft(run, d_pending, g)
+        drafts, q = _draft(run, d_pending, min(window, run.remaining), stop_below)
+        g = drafts.shape[0]
         p = run.probs(run.verifier.forward(torch.cat([v_pending, drafts]), keep=g + 1))
         target = build_target(rule, alpha, q.scaled, p.scaled[:g], q.unit, p.unit[:g])
-        k, accept_prob = first_rejection(drafts, q.scaled, target, sampler.uniform(g, run.device))
+        u = sampler.uniform(g, run.device)
+        k, accept_prob = first_rejection(drafts, q.scaled, target, u)
+        replay = dict(window=window, drafts=draft_records(drafts, q, p, target, accept_prob, u, k))
         if k < g:  # rejected at row k: replace from the residual, roll both caches back
-            y = sampler.draw(residual_probs(target, k)).view(1)
+            residual = residual_probs(target, k)
+            y = sampler.draw(residual).view(1)
             run.verifier.crop(g - k)
             run.drafter.crop(g - 1 - k)
             d_pending, sources = y, ["accepted"] * k + ["resampled"]
+            replay.update(
+                residual_top=_top(residual, s.record_top_k),
+                drafter_rolled_back=g - 1 - k,
+                verifier_rolled_back=g - k,
+            )
         elif g < run.remaining:  # all kept: the next token comes from pi at row g (step 6)
             y, d_pending, q, target = _bonus(run, drafts, q, p, target)
             sources = ["accepted"] * g + ["bonus"]
         else:  # all kept and the budget ends here: no bonus
             y, sources = drafts[:0], ["accepted"] * g
         v_pending = y
-        rnd = meter.record(drafted=g, accepted=k, draft_ids=drafts.tolist())
+        rnd = meter.record(drafted=g, accepted=k, draft_ids=drafts.tolist(), **replay)
         emitted = torch.cat([drafts[:k], y]).tolist()
         views = dict(q=q, p=p, target=target, drafts=drafts, accept_prob=accept_prob)
         yield run.records(emitted, sources, **views), rnd
+        window = policy.next(window, g, k, s.gamma)
 
 
-def _draft(run: _Run, pending: Tensor, g: int) -> tuple[Tensor, Probs]:
-    """g drafts from the drafter, one forward each, and its laws at each of them."""
+def _top(probs: Tensor, k: int) -> list[tuple[int, float]]:
+    """The k most likely (id, probability) pairs of one law, for the trace."""
+    if not k:
+        return []
+    vals, ids = torch.topk(probs, min(k, probs.shape[-1]))
+    return [(i, v) for i, v in zip(ids.tolist(), vals.tolist()) if v > 0]
+
+
+def _draft(run: _Run, pending: Tensor, g: int, stop_below: float | None) -> tuple[Tensor, Probs]:
+    """Up to g drafts from the drafter, one forward each, and its laws at each of them. With
+    `stop_below`, the window ends after a draft where the drafter's max q (T = 1) is below it."""
     drafts, logits, scaled, x = [], [], [], pending
     for _ in range(g):
         logits.append(run.drafter.forward(x))
         scaled.append(run.sampler.probs(logits[-1]))
         x = run.sampler.draw(scaled[-1])
         drafts.append(x)
+        if stop_below is not None and unit_probs(logits[-1]).amax().item() < stop_below:
+            break
     return torch.cat(drafts), Probs(torch.cat(scaled), unit_probs(torch.cat(logits)))
 
 

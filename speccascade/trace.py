@@ -50,6 +50,26 @@ class TokenRecord:
 
 
 @dataclass
+class Draft:
+    """One drafted token of a speculative round, kept or not, with everything the accept test
+    used: the round replay re-reads it, so a replay needs no model. Probabilities are T = 1
+    except `dtv` (scaled laws, as in TokenRecord); `u` is the uniform draw the test compared
+    against min(1, pi/q). Drafts after the first rejection were never tested (`tested`)."""
+
+    token_id: int
+    q: float
+    p: float
+    max_q: float
+    max_p: float
+    dtv: float
+    defer: bool | None
+    accept_prob: float
+    u: float
+    tested: bool
+    kept: bool
+
+
+@dataclass
 class RoundRecord:
     index: int
     start_s: float  # since the run started
@@ -61,6 +81,11 @@ class RoundRecord:
     drafter_calls: int
     verifier_calls: int
     draft_ids: list[int] = field(default_factory=list)  # everything drafted, kept or not
+    window: int = 0  # the draft length the policy planned (drafted < window: stopped early)
+    drafts: list[Draft] = field(default_factory=list)
+    residual_top: list[tuple[int, float]] = field(default_factory=list)  # after a rejection
+    drafter_rolled_back: int = 0  # KV cache entries cropped after a rejection
+    verifier_rolled_back: int = 0
 
 
 # -- building TokenRecords from a round's tensors ------------------------------------------
@@ -164,6 +189,67 @@ def _top_k(dists: list[Tensor | None], n: int, k: int) -> list[list[list[tuple[i
     return out
 
 
+def draft_records(
+    drafts: Tensor,
+    q: Probs,
+    p: Probs,
+    target: Target,
+    accept_prob: Tensor,
+    u: Tensor,
+    n_accepted: int,
+) -> list[Draft]:
+    """Draft records for a window, gathered into one table and copied to the host once."""
+    g = drafts.shape[0]
+    rows, col = torch.arange(g, device=drafts.device), drafts[:, None]
+    defer = (
+        target.defer[:g].gather(1, col)[:, 0].float()
+        if target.defer is not None
+        else torch.full((g,), torch.nan, device=drafts.device)
+    )
+    table = torch.stack(
+        [
+            q.unit[rows, drafts],
+            p.unit[rows, drafts],
+            q.unit[:g].amax(-1),
+            p.unit[:g].amax(-1),
+            tv_distance(p.scaled[:g], q.scaled[:g]),
+            defer,
+            accept_prob[:g],
+            u[:g],
+        ],
+        dim=1,
+    ).tolist()
+    out = []
+    for i, (token_id, row) in enumerate(zip(drafts.tolist(), table)):
+        qx, px, mq, mp, dtv, d, a, ui = row
+        out.append(
+            Draft(
+                token_id, qx, px, mq, mp, dtv, None if d != d else bool(d), a, ui,
+                tested=i <= n_accepted, kept=i < n_accepted,
+            )
+        )  # fmt: skip
+    return out
+
+
+def position_stats(rounds: list[RoundRecord]) -> tuple[list[float | None], float | None, int]:
+    """Acceptance rate by position in the draft window (position j is reached when the j - 1
+    drafts before it were kept), the mean window drafted, and the drafter forwards spent on
+    drafts that were not kept. Rounds that drafted nothing (single-model loops) are skipped."""
+    drafting = [r for r in rounds if r.drafted]
+    if not drafting:
+        return [], None, 0
+    longest = max(r.drafted for r in drafting)
+    reached, kept = [0] * longest, [0] * longest
+    for r in drafting:
+        for j in range(min(r.drafted, r.accepted + 1)):
+            reached[j] += 1
+            kept[j] += j < r.accepted
+    rates = [k / n if n else None for k, n in zip(kept, reached)]
+    mean_window = sum(r.drafted for r in drafting) / len(drafting)
+    wasted = sum(r.drafted - r.accepted for r in drafting)
+    return rates, mean_window, wasted
+
+
 @dataclass
 class Summary:
     method: str
@@ -189,6 +275,11 @@ class Summary:
     ideal_speedup: float | None  # docs/method.md, fact 5, from the two numbers above
     stop_reason: str
     notes: list[str] = field(default_factory=list)
+    draft_policy: str = "fixed"
+    draft_threshold: float | None = None  # only for policies that stop a draft early
+    acceptance_by_position: list[float | None] = field(default_factory=list)
+    mean_window: float | None = None
+    wasted_drafts: int = 0  # drafter forwards spent on drafts that were not kept
 
 
 @dataclass
@@ -220,7 +311,7 @@ class Trace:
             new_token_ids=data["new_token_ids"],
             text=data["text"],
             tokens=[_token_from_dict(t) for t in data["tokens"]],
-            rounds=[RoundRecord(**r) for r in data["rounds"]],
+            rounds=[_round_from_dict(r) for r in data["rounds"]],
             summary=Summary(**data["summary"]),
             extra=data.get("extra", {}),
         )
@@ -235,6 +326,13 @@ def _token_from_dict(d: dict) -> TokenRecord:
     for key in ("top_q", "top_p", "top_pi"):
         d[key] = [(int(i), float(x)) for i, x in d.get(key, [])]
     return TokenRecord(**d)
+
+
+def _round_from_dict(d: dict) -> RoundRecord:
+    d = dict(d)
+    d["drafts"] = [Draft(**x) for x in d.get("drafts", [])]
+    d["residual_top"] = [(int(i), float(x)) for i, x in d.get("residual_top", [])]
+    return RoundRecord(**d)
 
 
 def _json_default(obj):
@@ -265,6 +363,8 @@ def summarise(
     stop_reason: str,
     notes: list[str],
     speculative: bool,
+    draft_policy: str = "fixed",
+    draft_threshold: float | None = None,
 ) -> Summary:
     """Totals over rounds, plus the fact-5 ideal for speculative methods."""
     d_calls = sum(r.drafter_calls for r in rounds)
@@ -274,6 +374,7 @@ def summarise(
     drafted = sum(r.drafted for r in rounds)
     accepted = sum(r.accepted for r in rounds)
     acc_rate = accepted / drafted if drafted else None
+    by_position, mean_window, wasted = position_stats(rounds)
     cost_ratio = (d_s / d_calls) / (v_s / v_calls) if d_calls and v_calls and v_s > 0 else None
     ideal = (
         ideal_speedup(acc_rate, gamma, cost_ratio)
@@ -304,4 +405,9 @@ def summarise(
         ideal_speedup=ideal,
         stop_reason=stop_reason,
         notes=notes,
+        draft_policy=draft_policy,
+        draft_threshold=draft_threshold,
+        acceptance_by_position=by_position,
+        mean_window=mean_window,
+        wasted_drafts=wasted,
     )

@@ -583,6 +583,8 @@ def stats_frame(
         ("fig.stats.calls", f"{s.drafter_calls} / {s.verifier_calls}"),
         ("fig.stats.acceptance", _fmt(s.acceptance_rate)),
         ("fig.stats.mean_kept", _fmt(s.mean_accepted_length, 2)),
+        ("fig.stats.window", _fmt(s.mean_window, 2)),
+        ("fig.stats.wasted", str(s.wasted_drafts) if s.mean_window is not None else "—"),
         ("fig.stats.cost", _fmt(s.cost_ratio)),
         ("fig.stats.ideal", _fmt(s.ideal_speedup, 2)),
         ("fig.stats.stop", stop),
@@ -921,3 +923,76 @@ __all__ = [
     "token_html",
     "whatif_decisions",
 ]
+
+
+def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
+    """Where in the window drafts die, and how long the windows were: the per-position kept
+    rate (position j counts when the j - 1 drafts before it were kept) and the planned vs
+    drafted vs kept window per round. None for methods that do not draft."""
+    rounds = [r for r in trace.rounds if r.drafted]
+    if not rounds:
+        return None
+    s = trace.summary
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.18,
+        subplot_titles=(t("fig.dp.by_position_title", lang), t("fig.dp.windows_title", lang)),
+    )
+    longest = max(r.drafted for r in rounds)
+    reached = [sum(min(r.drafted, r.accepted + 1) > j for r in rounds) for j in range(longest)]
+    kept = [sum(r.accepted > j for r in rounds) for j in range(longest)]
+    positions = list(range(1, longest + 1))
+    fig.add_bar(
+        x=positions,
+        y=[x if x is not None else 0 for x in s.acceptance_by_position],
+        marker_color=TIMELINE_COLOURS["kept"],
+        hovertext=[
+            t("fig.dp.rate_hover", lang, j=j, kept=k, reached=n)
+            for j, k, n in zip(positions, kept, reached)
+        ],
+        hoverinfo="text",
+        name=t("fig.dp.kept_rate", lang),
+        showlegend=False,
+        row=1,
+        col=1,
+    )
+    idx = [r.index for r in rounds]
+    for key, values, colour, dash in (
+        ("planned", [r.window for r in rounds], TIMELINE_COLOURS["verifier"], "dot"),
+        ("drafted", [r.drafted for r in rounds], TIMELINE_COLOURS["drafted"], "solid"),
+        ("kept", [r.accepted for r in rounds], TIMELINE_COLOURS["kept"], "solid"),
+    ):
+        fig.add_scatter(
+            x=idx,
+            y=values,
+            mode="lines+markers",
+            line={"color": colour, "dash": dash, "shape": "hv"},
+            marker={"size": 5},
+            name=t(f"fig.dp.{key}", lang),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(title_text=t("fig.dp.position", lang), dtick=1, row=1, col=1)
+    fig.update_yaxes(title_text=t("fig.dp.kept_rate", lang), range=[0, 1.05], row=1, col=1)
+    fig.update_xaxes(title_text=t("fig.tl.round", lang), row=1, col=2)
+    fig.update_yaxes(title_text=t("fig.tl.tokens", lang), rangemode="tozero", row=1, col=2)
+    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 40, "b": 50})
+    _legend_below(fig)
+    return fig
+
+
+def drafting_note(trace: Trace, lang: str = "en") -> str:
+    """One line under the drafting panel: the policy, the mean window and the waste."""
+    s = trace.summary
+    if s.mean_window is None:
+        return t("fig.dp.none", lang)
+    from .i18n import policy_label
+
+    return t(
+        "fig.dp.summary",
+        lang,
+        policy=policy_label(s.draft_policy, lang, s.draft_threshold),
+        window=f"{s.mean_window:.2f}",
+        wasted=s.wasted_drafts,
+    )

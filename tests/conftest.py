@@ -1,13 +1,19 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from tiny import char_tokenizer, save_pair  # noqa: E402
+
+# The test models are tiny: a second intra-op thread buys nothing, and on a busy 2-core machine
+# (a browser and a server beside the tests) it made a tiny-model run 25x slower (7 ms -> 180 ms).
+torch.set_num_threads(int(os.environ.get("SC_TEST_THREADS", "1")))
 
 from speccascade import load_pair  # noqa: E402
 

@@ -48,11 +48,17 @@ def no_eos(pair):
     return dataclasses.replace(pair, eos_ids=frozenset())
 
 
-@pytest.mark.parametrize("gamma", [1, 3, 5])
-def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma):
+# (gamma, draft policy): a policy changes how far the drafter runs ahead, never the output.
+GAMMA_POLICIES = [(1, "fixed"), (3, "fixed"), (5, "fixed"), (3, "heuristic"), (3, "confidence")]
+POLICY_KW = {"confidence": dict(draft_threshold=0.9)}  # tiny models: early stops happen
+
+
+@pytest.mark.parametrize("gamma,policy", GAMMA_POLICIES)
+def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma, policy):
     """Fact 1 (greedy): SD and every rule at its defer-everywhere alpha reproduce the
-    verifier's own greedy tokens, token for token."""
+    verifier's own greedy tokens, token for token, under every draft policy."""
     p = no_eos(pair)
+    pkw = dict(draft_policy=policy, **POLICY_KW.get(policy, {}))
     for prompt in PROMPTS:
         ids = p.encode(prompt)
         ref = hf_greedy(p.verifier, ids, N_NEW)
@@ -65,14 +71,16 @@ def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma):
         runs["lossy_speculative"] = dict(method="lossy_speculative", alpha=0.0)
         runs["verifier"] = dict(method="verifier")
         for name, kw in runs.items():
-            tr = generate(p, ids, gamma=gamma, temperature=0, max_new_tokens=N_NEW, **kw)
+            tr = generate(p, ids, gamma=gamma, temperature=0, max_new_tokens=N_NEW, **kw, **pkw)
             assert tr.new_token_ids == ref, (name, prompt)
 
 
-@pytest.mark.parametrize("gamma", [1, 4])
-def test_greedy_drafter_end_equals_drafter(pair, gamma):
+@pytest.mark.parametrize(
+    "gamma,policy", [(1, "fixed"), (4, "fixed"), (4, "heuristic"), (4, "confidence")]
+)
+def test_greedy_drafter_end_equals_drafter(pair, gamma, policy):
     """Fact 2 (greedy): at the drafter-only alpha every draft is kept; the output is the
-    drafter's own greedy output."""
+    drafter's own greedy output, under every draft policy."""
     p = no_eos(pair)
     for prompt in PROMPTS[:2]:
         ids = p.encode(prompt)
@@ -88,6 +96,8 @@ def test_greedy_drafter_end_equals_drafter(pair, gamma):
                 gamma=gamma,
                 temperature=0,
                 max_new_tokens=N_NEW,
+                draft_policy=policy,
+                **POLICY_KW.get(policy, {}),
             )
             assert tr.new_token_ids == ref, r
             assert tr.summary.acceptance_rate == 1.0
@@ -183,26 +193,22 @@ LAW_CASES = [
     ("spec_cascade", "opt", 0.0, 1.0, 1.0),
     ("lossy_speculative", None, 0.5, 1.0, 1.0),
 ]
+# (gamma, tokens, policy): gamma = 1 over two tokens covers a bonus path and a
+# draft-and-verify path; the adaptive policies need longer windows and a third token to act
+# (the heuristic grows the second window; the confidence policy cuts windows short).
+POLICY_LAW_CASES = [(2, 3, "heuristic"), (2, 3, "confidence")]
 
 
-@pytest.mark.parametrize("method,rule,alpha,temperature,top_p", LAW_CASES)
-def test_emitted_law_is_the_target(
-    small_vocab_pair, method, rule, alpha, temperature, top_p, capsys
-):
-    """Fact 3 on the real engine: over 3000 seeded runs the joint law of the first two tokens
-    (gamma = 1: a bonus path and a draft-and-verify path) matches pi_1(x1) pi_2(x2 | x1) built
-    from the models' own distributions (chi-square, pooled cells, p > 1e-3)."""
-    pair = small_vocab_pair
-    prompt = [1, 3, 4]
-    vocab = pair.vocab_size
-    kw = dict(method=method, rule=rule, alpha=alpha, temperature=temperature, top_p=top_p)
-    run = next(iter(stream(pair, prompt, max_new_tokens=1, **kw)))  # any run: its settings
-    assert isinstance(run, RoundEvent)
+def _law_check(pair, kw, gamma: int, n_tokens: int, capsys, n: int = 3000) -> None:
+    """Over n seeded runs, the joint law of the first n_tokens tokens matches the product of
+    pi(x_i | prefix) built from the models' own distributions (chi-square, pooled cells,
+    p > 1e-3)."""
     from speccascade.engine import Settings
     from speccascade.sampling import Sampler, unit_probs
 
-    s = Settings(gamma=1, max_new_tokens=2, **kw).validated()
-    sampler = Sampler(temperature, 0, top_p, torch.Generator())
+    prompt, vocab = [1, 3, 4], pair.vocab_size
+    s = Settings(gamma=gamma, max_new_tokens=n_tokens, **kw).validated()
+    sampler = Sampler(s.temperature, 0, s.top_p, torch.Generator())
 
     def pi(ids: list[int]) -> torch.Tensor:
         with torch.no_grad():
@@ -211,26 +217,51 @@ def test_emitted_law_is_the_target(
         q, p = sampler.probs(ql), sampler.probs(pl)
         return build_target(s.target_rule, s.alpha, q, p, unit_probs(ql), unit_probs(pl)).law[0]
 
-    first = pi(prompt)
-    expected = {}
-    for x1 in range(vocab):
-        if first[x1] > 0:
-            second = pi(prompt + [x1])
-            for x2 in range(vocab):
-                if second[x2] > 0:
-                    expected[(x1, x2)] = (first[x1] * second[x2]).item()
-    n = 3000
+    expected = {(): 1.0}
+    for _ in range(n_tokens):
+        grown = {}
+        for seq, prob in expected.items():
+            law = pi(prompt + list(seq))
+            for x in range(vocab):
+                if law[x] > 0:
+                    grown[seq + (x,)] = prob * law[x].item()
+        expected = grown
     observed = Counter()
     for seed in range(n):
-        tr = generate(pair, prompt, gamma=1, max_new_tokens=2, seed=seed, record_top_k=0, **kw)
+        tr = generate(pair, prompt, s, seed=seed, record_top_k=0)
         observed[tuple(tr.new_token_ids)] += 1
     stat, pvalue, dof = chi_square_pvalue(observed, expected, n)
     with capsys.disabled():
         print(
-            f"\n  law {method}/{rule} alpha={alpha} T={temperature}: chi2={stat:.1f} "
+            f"\n  law {kw} gamma={gamma} tokens={n_tokens}: chi2={stat:.1f} "
             f"dof={dof} p={pvalue:.3f}"
         )
     assert pvalue > 1e-3
+
+
+@pytest.mark.parametrize("method,rule,alpha,temperature,top_p", LAW_CASES)
+def test_emitted_law_is_the_target(
+    small_vocab_pair, method, rule, alpha, temperature, top_p, capsys
+):
+    """Fact 3 on the real engine: the joint law of the first two tokens (gamma = 1)."""
+    kw = dict(method=method, rule=rule, alpha=alpha, temperature=temperature, top_p=top_p)
+    _law_check(small_vocab_pair, kw, 1, 2, capsys)
+
+
+@pytest.mark.parametrize("gamma,n_tokens,policy", POLICY_LAW_CASES)
+@pytest.mark.parametrize("method,rule,alpha", [("speculative", None, None), LAW_CASES[1][:3]])
+def test_emitted_law_under_draft_policies(
+    small_vocab_pair, method, rule, alpha, gamma, n_tokens, policy, capsys
+):
+    """Fact 3 under adaptive drafting: a policy decides how far to draft from the drafter's
+    own numbers and past rounds only, so the law of the output is still the target's."""
+    kw = dict(method=method, rule=rule, alpha=alpha, draft_policy=policy, draft_threshold=0.6)
+    tr = generate(small_vocab_pair, [1, 3, 4], gamma=gamma, max_new_tokens=12, seed=0, **kw)
+    windows = {r.window for r in tr.rounds}
+    before = [sum(r.emitted for r in tr.rounds[:i]) for i in range(len(tr.rounds))]
+    cut = [r for r, b in zip(tr.rounds, before) if r.drafted < min(r.window, 12 - b)]
+    assert len(windows) > 1 if policy == "heuristic" else cut, "the policy never acted"
+    _law_check(small_vocab_pair, kw, gamma, n_tokens, capsys)
 
 
 def test_cache_rollback_equals_fresh_forward(llama_pair):

@@ -36,7 +36,16 @@ def has(key: str) -> bool:
     return key in STRINGS
 
 
-__all__ = ["LANGS", "STRINGS", "has", "lang_of", "method_label", "t", "variant_label"]
+__all__ = [
+    "LANGS",
+    "STRINGS",
+    "has",
+    "lang_of",
+    "method_label",
+    "policy_label",
+    "t",
+    "variant_label",
+]
 
 
 def method_label(method: str, rule: str | None = None, lang: str = "en") -> str:
@@ -55,3 +64,9 @@ def variant_label(label: str, lang: str = "en") -> str:
     if method not in METHOD_REGISTRY:
         return str(label)
     return method_label(method, rule or None, lang) + (sep + tail if tail else "")
+
+
+def policy_label(policy: str, lang: str = "en", threshold: float | None = None) -> str:
+    """A draft policy's display name; the confidence policy names its threshold."""
+    name = t(f"policy.{policy}", lang) if has(f"policy.{policy}") else policy
+    return f"{name} ({threshold:g})" if threshold is not None else name

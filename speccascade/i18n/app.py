@@ -88,6 +88,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ui.temperature": ("Temperature (0 = greedy)", "温度（0 = 贪心）"),
     "ui.max_new_tokens": ("Max new tokens", "最多生成词元数"),
     "ui.seed": ("Seed", "随机种子"),
+    "ui.draft_policy": ("Draft length policy", "草稿长度策略"),
+    "ui.draft_policy_info": (
+        "fixed: always γ; heuristic: +2 after a fully kept window, −1 otherwise (HF's schedule); "
+        "confidence: stop drafting after a token the drafter is unsure of",
+        "固定：始终 γ；启发式：整窗保留后 +2，否则 −1（HF 的调度）；"
+        "置信度：起草模型对某个词元没把握时就停止起草",
+    ),
+    "ui.draft_threshold": ("Confidence threshold (max q)", "置信度阈值（max q）"),
+    "ui.drafting": ("Draft windows", "草稿窗口"),
+    "policy.fixed": ("fixed γ", "固定 γ"),
+    "policy.heuristic": ("heuristic (+2 / −1)", "启发式（+2 / −1）"),
+    "policy.confidence": ("stop when unsure", "没把握即停"),
     "ui.run": ("Run", "运行"),
     "ui.stop": ("Stop", "停止"),
     "ui.compare": ("Compare all methods", "比较所有方法"),

@@ -78,6 +78,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.tl.round": ("round", "轮次"),
     "fig.tl.tokens": ("tokens", "词元数"),
     # -- stats table ------------------------------------------------------------------------
+    "fig.stats.window": ("mean draft window", "平均草稿窗口"),
+    "fig.stats.wasted": ("drafter forwards on drafts not kept", "花在未保留草稿上的起草前向次数"),
     "fig.stats.metric": ("metric", "指标"),
     "fig.stats.value": ("value", "数值"),
     "fig.stats.wall": ("wall time (s)", "总耗时（秒）"),
@@ -126,4 +128,24 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.ql.x.verifier_calls_per_token": ("verifier calls per token", "每词元验证模型调用次数"),
     "fig.ql.current": ("current setting", "当前设置"),
     "fig.ql.frontier": ("{name}: best trade-offs", "{name}：最优权衡"),
+    # -- drafting panel (draft policies) ---------------------------------------------------
+    "fig.dp.by_position_title": (
+        "Kept rate by position in the draft window",
+        "草稿窗口中各位置的保留率",
+    ),
+    "fig.dp.windows_title": ("Draft window per round", "每轮草稿窗口长度"),
+    "fig.dp.position": ("position in the window", "窗口中的位置"),
+    "fig.dp.kept_rate": ("kept rate", "保留率"),
+    "fig.dp.planned": ("planned window", "计划窗口"),
+    "fig.dp.drafted": ("drafted", "实际起草"),
+    "fig.dp.kept": ("kept", "保留"),
+    "fig.dp.rate_hover": (
+        "position {j}: {kept} of {reached} kept",
+        "位置 {j}：{reached} 个中保留 {kept} 个",
+    ),
+    "fig.dp.summary": (
+        "{policy}: mean window {window}, {wasted} drafter forwards spent on drafts not kept",
+        "{policy}：平均窗口 {window}，{wasted} 次起草模型前向花在未保留的草稿上",
+    ),
+    "fig.dp.none": ("This method does not draft.", "该方法不起草。"),
 }
