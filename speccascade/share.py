@@ -200,10 +200,13 @@ def _link_keys() -> frozenset[str]:
     return frozenset({PROMPT_KEY, *PAIR_KEYS, LANG_KEY, *settings_types()})
 
 
+_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
 def _query_items(params) -> list[tuple[str, str]]:
     if isinstance(params, str):
         query = params.strip()
-        if "://" in query.split("?", 1)[0] or query.startswith("/"):
+        if _URL.match(query) or query.startswith("/"):  # a whole address
             query = urlsplit(query).query
         query = query.removeprefix("?")
         if len(query) > 4 * MAX_QUERY_CHARS:  # a link we write is at most MAX_QUERY_CHARS
@@ -313,8 +316,11 @@ def _decode_scalar(name: str, value: str, tp):
 # -- trace files -----------------------------------------------------------------------------
 
 # The app offers runs up to 256 tokens; the engine allows 4096. A 256-token run of the demo
-# pair with top-10 lists, as the app's download writes it, measured 0.74 MB (greedy) to
-# 0.90 MB (T = 1) with per-draft round records: 11.8 to 14.3 MB at 4096 tokens.
+# pair (gamma 5, top-10 lists, per-draft round records), as the app's download writes it,
+# measured 0.74 MB (greedy) to 0.90 MB (T = 1): 11.8 to 14.3 MB at 4096 tokens. At ~2.0 kB a
+# token, ~0.9 kB a round and ~0.33 kB a draft, the worst case (every round drafts gamma tokens
+# and emits one) is 18 MB at gamma 5 and 28 MB at gamma 12 (the app's largest); only gamma
+# near the engine's 32 needs a larger `max_bytes`.
 MAX_TRACE_BYTES = 32 * 2**20
 # Probabilities (T = 1 or, for dtv, a distance between laws): checked to lie in [0, 1].
 PROBABILITY_FIELDS = frozenset(

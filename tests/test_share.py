@@ -185,6 +185,9 @@ def test_permalink_keeps_the_base_address():
     assert query["__theme"] == ["dark"] and query["gamma"] == ["5"]  # the old gamma replaced
     shared = share.from_query(link, CONFIG)  # a whole URL reads too
     assert shared.settings == APP_DEFAULTS.validated() and shared.prompt == QUESTION
+    assert (
+        share.from_query("prompt=see http://x.org/?a=1", CONFIG).prompt == "see http://x.org/?a=1"
+    )
 
 
 # -- trace files -----------------------------------------------------------------------------
