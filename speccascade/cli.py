@@ -12,6 +12,8 @@ from .engine import METHODS, Settings
 from .errors import ModelRuntimeError, SpecCascadeError
 from .rules import RULES, SPEC_CASCADE_RULES
 
+APP_URL = "http://127.0.0.1:7860/"  # where `speccascade app` listens by default
+
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("models")
@@ -88,6 +90,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     prompt = args.prompt_opt or args.prompt
     if prompt is None:
         raise SpecCascadeError('give a prompt: speccascade generate "Who is Buzz Aldrin?"')
+    link = None
+    if args.link:  # before the run: a link that cannot be made fails fast
+        from .share import permalink
+
+        link = permalink(
+            args.base_url, prompt, decoding_settings(args), args.preset, args.drafter, args.verifier
+        )
     pair = load_from_args(args)
     trace = None
     for event in stream(pair, prompt, decoding_settings(args)):
@@ -101,6 +110,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         print("\n")
         print(_format_summary(trace.summary))
+    if link:
+        print(link, file=sys.stderr if args.json else sys.stdout)  # --json: stdout is the trace
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """A downloaded trace file, checked, as `generate` prints a run: text, then summary."""
+    from .share import load_trace
+
+    trace = load_trace(args.trace)
+    print(trace.text)
+    print()
+    print(_format_summary(trace.summary))
     return 0
 
 
@@ -261,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("prompt", nargs="?", help="the prompt (or use --prompt)")
     gen.add_argument("--prompt", dest="prompt_opt", help="the prompt")
     gen.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    gen.add_argument("--link", action="store_true", help="also print the app's link to this run")
+    gen.add_argument("--base-url", default=APP_URL, help=f"the app's address (default {APP_URL})")
     _add_model_args(gen)
     _add_decoding_args(gen)
     gen.set_defaults(func=cmd_generate)
@@ -318,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--host", default=None, help="e.g. 0.0.0.0 to listen on all interfaces")
     app.add_argument("--port", type=int, default=None)
     app.set_defaults(func=cmd_app)
+    show = sub.add_parser("show", help="check a trace file (the app's download) and summarise it")
+    show.add_argument("trace", help="a trace .json file")
+    show.set_defaults(func=cmd_show)
     rules = sub.add_parser("rules", help="list the deferral rules and their alpha ranges")
     rules.set_defaults(func=cmd_rules)
     return parser

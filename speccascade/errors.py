@@ -28,3 +28,8 @@ class ModelRuntimeError(RuntimeError):
 
 class NonFiniteLogitsError(ModelRuntimeError, FloatingPointError):
     """A model produced NaN or infinite logits; nothing is sampled from them."""
+
+
+class TraceFileError(SpecCascadeError):
+    """A trace file cannot be opened: not JSON, too large, or not a speccascade trace. The
+    message names the field and token index that failed and what was expected."""

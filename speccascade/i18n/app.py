@@ -359,4 +359,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "col.quality": ("quality", "质量"),
     "col.relative_time": ("rel. time", "相对耗时"),
     "stats.empty": ("run a prompt to see its numbers", "运行后在此显示统计数据"),
+    # -- share and restore (share.py): permalinks and trace files -------------------------
+    "share.link": ("Copy a link to this run", "复制本次运行的链接"),
+    "share.copied": ("Link copied", "链接已复制"),
+    "share.restored": ("Settings restored from the link.", "已从链接恢复设置。"),
+    "share.ignored": ("Ignored in the link: {problems}", "链接中以下内容已忽略：{problems}"),
+    "share.bad_link": (
+        "This link cannot be opened: {detail}",
+        "无法打开此链接：{detail}",
+    ),
+    "share.open_trace": ("Open a trace file (.json)", "打开运行记录文件（.json）"),
+    "share.bad_trace": (
+        "This trace file cannot be opened: {detail}",
+        "无法打开此运行记录文件：{detail}",
+    ),
 }
