@@ -189,4 +189,29 @@ STRINGS: dict[str, tuple[str, str]] = {
         "No drafted tokens: this method drafts nothing",
         "没有草稿词元：该方法不起草",
     ),
+    # -- token-aligned diff (diff.py, viz_diff.py) ------------------------------------------
+    "fig.diff.facts": ("key facts {stated}/{total}", "关键事实 {stated}/{total}"),
+    "fig.diff.correct": ("correct", "正确"),
+    "fig.diff.wrong": ("misses a key fact", "漏掉关键事实"),
+    "fig.diff.no_facts": (
+        "key facts: question not in the eval set",
+        "关键事实：评测集中没有此问题",
+    ),
+    "fig.diff.first_div": (
+        "first difference from the cascade at token #{pos}",
+        "与级联输出的首个不同在第 #{pos} 个词元",
+    ),
+    "fig.diff.same": ("token for token the cascade's output", "与级联输出逐词元相同"),
+    "fig.diff.kept_new": (
+        "{n} kept drafter tokens the verifier alone would not write",
+        "{n} 个保留的起草词元是仅验证模型不会写出的",
+    ),
+    "fig.diff.legend.kept_new": (
+        "kept drafter token the verifier alone would not write",
+        "保留的、仅验证模型不会写出的起草词元",
+    ),
+    "fig.diff.legend.differs": ("differs from the cascade", "与级联输出不同"),
+    "fig.diff.legend.first": ("first difference", "首个不同处"),
+    "fig.diff.empty": ("(no tokens)", "（没有词元）"),
+    "fig.diff.aria": ("three outputs aligned token by token", "三个输出逐词元对齐"),
 }
