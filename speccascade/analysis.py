@@ -93,14 +93,20 @@ def verifier_seconds_per_token(
     return best
 
 
-def whatif_decisions(trace: Trace, rule: Rule, alpha: float) -> list[bool | None]:
-    """Re-evaluate `rule` at `alpha` on the recorded draft statistics: where would it defer?
-    None where a position had no draft (bonus tokens, single-model runs)."""
-    rows = [
+def drafted_rows(trace: Trace) -> list[int]:
+    """Indices of the tokens that had a draft with every statistic a rule looks at: the
+    positions a what-if (or the decision plane) can re-decide."""
+    return [
         i
         for i, t in enumerate(trace.tokens)
         if t.draft_id is not None and None not in (t.draft_q, t.draft_p, t.max_q, t.max_p, t.dtv)
     ]
+
+
+def whatif_decisions(trace: Trace, rule: Rule, alpha: float) -> list[bool | None]:
+    """Re-evaluate `rule` at `alpha` on the recorded draft statistics: where would it defer?
+    None where a position had no draft (bonus tokens, single-model runs)."""
+    rows = drafted_rows(trace)
     out: list[bool | None] = [None] * len(trace.tokens)
     if not rows or rule.defer is None:
         return out

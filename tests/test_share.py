@@ -345,9 +345,8 @@ def test_files_without_newer_optional_fields_still_load(demo_trace, demo_file):
 def test_fields_from_newer_versions_are_ignored(demo_trace, demo_file):
     data = json.loads(demo_file)
     for r in data["rounds"]:
-        r["drafts"] = [{"token_id": 1, "q": 0.5, "kept": True}]
-        r["window"] = 5
-    data["summary"]["draft_policy"] = "fixed"
+        r["future_list"] = [{"token_id": 1, "q": 0.5, "kept": True}]
+    data["summary"]["future_policy"] = "fixed"
     data["tokens"][0]["future"] = {"x": 1}
     assert share.load_trace(json.dumps(data)) == demo_trace
 

@@ -148,4 +148,92 @@ STRINGS: dict[str, tuple[str, str]] = {
         "{policy}：平均窗口 {window}，{wasted} 次起草模型前向花在未保留的草稿上",
     ),
     "fig.dp.none": ("This method does not draft.", "该方法不起草。"),
+    # -- decision plane (plane.py, viz_plane.py) ------------------------------------------
+    "fig.plane.title": (
+        "{rule}: decision plane at α = {alpha}",
+        "{rule}：α = {alpha} 时的决策平面",
+    ),
+    "fig.plane.counts": ("{deferred} of {n} drafts deferred", "{n} 个草稿中推迟了 {deferred} 个"),
+    "fig.plane.counts_lossy": (
+        "{deferred} of {n} drafts may be rejected",
+        "{n} 个草稿中有 {deferred} 个可能被拒",
+    ),
+    "fig.plane.counts_differ": (
+        "◆ draft ≠ verifier's top token: {k}",
+        "◆ 草稿 ≠ 验证模型首选：{k} 个",
+    ),
+    "fig.plane.kept": ("kept", "保留"),
+    "fig.plane.deferred": ("deferred", "推迟"),
+    "fig.plane.lossy_kept": ("always accepted", "必定接受"),
+    "fig.plane.lossy_deferred": ("may be rejected", "可能被拒"),
+    "fig.plane.differs": ("draft ≠ verifier's top token", "草稿 ≠ 验证模型首选"),
+    "fig.plane.region": ("defer region", "推迟区域"),
+    "fig.plane.region_lossy": ("may-reject region", "可能被拒区域"),
+    "fig.plane.boundary": ("boundary at α = {alpha}", "α = {alpha} 时的边界"),
+    "fig.plane.run_boundary": ("the run's boundary (α = {alpha})", "本次运行的边界（α = {alpha}）"),
+    "fig.plane.ends": (
+        "α = {sd}: lossless SD · α = {drafter}: the drafter alone",
+        "α = {sd}：无损投机解码 · α = {drafter}：仅起草模型",
+    ),
+    "fig.plane.no_alpha": (
+        "lossless SD: every draft defers to the verifier, whatever α",
+        "无损投机解码：无论 α 为何，每个草稿都交给验证模型",
+    ),
+    "fig.plane.t1_note": (
+        "T = 1 probabilities; at temperature {t} the run's accept test used the scaled laws",
+        "图中为 T = 1 的概率；温度为 {t} 时，本次运行的接受检验使用缩放后的分布",
+    ),
+    "fig.plane.context_axis": (
+        "{axis} (context: the rule ignores it)",
+        "{axis}（仅供参考，规则不看它）",
+    ),
+    "fig.plane.axis.max_q": ("drafter confidence max q", "起草模型置信度 max q"),
+    "fig.plane.axis.max_p": ("verifier confidence max p", "验证模型置信度 max p"),
+    "fig.plane.axis.draft_q": (
+        "drafter's probability of its draft q(v)",
+        "起草模型给草稿的概率 q(v)",
+    ),
+    "fig.plane.axis.draft_p": (
+        "verifier's probability of the draft p(v)",
+        "验证模型给草稿的概率 p(v)",
+    ),
+    "fig.plane.axis.dtv": ("disagreement D_TV(p, q)", "分歧 D_TV(p, q)"),
+    "fig.plane.axis.gain": ("confidence gain max p − max q", "置信度增益 max p − max q"),
+    "fig.plane.hover": (
+        "#{pos} draft {draft} → emitted {emitted}",
+        "#{pos} 草稿 {draft} → 输出 {emitted}",
+    ),
+    "fig.plane.hover_context": ("after: …{text}", "上文：…{text}"),
+    "fig.plane.hover_top": ("verifier's top token: {top}", "验证模型首选：{top}"),
+    "fig.plane.hover_run_kept": ("in the run: kept", "本次运行：保留"),
+    "fig.plane.hover_run_deferred": ("in the run: deferred", "本次运行：推迟"),
+    "fig.plane.empty": (
+        "No drafted tokens: this method drafts nothing",
+        "没有草稿词元：该方法不起草",
+    ),
+    # -- token-aligned diff (diff.py, viz_diff.py) ------------------------------------------
+    "fig.diff.facts": ("key facts {stated}/{total}", "关键事实 {stated}/{total}"),
+    "fig.diff.correct": ("correct", "正确"),
+    "fig.diff.wrong": ("misses a key fact", "漏掉关键事实"),
+    "fig.diff.no_facts": (
+        "key facts: question not in the eval set",
+        "关键事实：评测集中没有此问题",
+    ),
+    "fig.diff.first_div": (
+        "first difference from the cascade at token #{pos}",
+        "与级联输出的首个不同在第 #{pos} 个词元",
+    ),
+    "fig.diff.same": ("token for token the cascade's output", "与级联输出逐词元相同"),
+    "fig.diff.kept_new": (
+        "{n} kept drafter tokens the verifier alone would not write",
+        "{n} 个保留的起草词元是仅验证模型不会写出的",
+    ),
+    "fig.diff.legend.kept_new": (
+        "kept drafter token the verifier alone would not write",
+        "保留的、仅验证模型不会写出的起草词元",
+    ),
+    "fig.diff.legend.differs": ("differs from the cascade", "与级联输出不同"),
+    "fig.diff.legend.first": ("first difference", "首个不同处"),
+    "fig.diff.empty": ("(no tokens)", "（没有词元）"),
+    "fig.diff.aria": ("three outputs aligned token by token", "三个输出逐词元对齐"),
 }
