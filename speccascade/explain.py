@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from .rules import RULES, Rule, Stats
-from .trace import TokenRecord, Trace
+from .trace import Draft, TokenRecord, Trace
 
 Relation = Literal["<", ">"]
 Outcome = Literal["kept", "replaced"]
@@ -100,6 +100,20 @@ def compare(
     defer = lhs < rhs if entry.relation == "<" else lhs > rhs
     return Comparison(
         float(lhs.reshape(-1)[0]), float(rhs.reshape(-1)[0]), entry.relation, bool(defer.all())
+    )
+
+
+def compare_draft(draft: Draft, rule: Rule | str, alpha: float | None) -> Comparison:
+    """`compare` on one recorded Draft of a round (the round replay): the Draft holds the same
+    T = 1 statistics a TokenRecord does, for every drafted token, emitted or not."""
+    return compare(
+        rule,
+        0.0 if alpha is None else alpha,
+        q=draft.q,
+        p=draft.p,
+        max_q=draft.max_q,
+        max_p=draft.max_p,
+        dtv=draft.dtv,
     )
 
 
@@ -295,6 +309,7 @@ __all__ = [
     "TokenStep",
     "WorkedExample",
     "compare",
+    "compare_draft",
     "sides_of",
     "token_step",
     "worked_example",
