@@ -126,6 +126,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    """A trace file's speculative rounds, each draft's arithmetic spelled out (no model)."""
+    from .replay import replay_round, require_rounds
+    from .share import load_trace
+    from .viz_replay import replay_text
+
+    trace = load_trace(args.trace)
+    indices = [args.round] if args.round is not None else range(require_rounds(trace))
+    texts = [replay_text(replay_round(trace, i), args.lang) for i in indices]
+    print("\n\n".join(texts))
+    return 0
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     for r in RULES.values():
         print(
@@ -345,6 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="check a trace file (the app's download) and summarise it")
     show.add_argument("trace", help="a trace .json file")
     show.set_defaults(func=cmd_show)
+    rep = sub.add_parser("replay", help="a trace file's rounds: each draft's rule and accept test")
+    rep.add_argument("trace", help="a trace .json file")
+    rep.add_argument("--round", type=int, default=None, help="only this round (from 0)")
+    rep.add_argument("--lang", default="en", choices=["en", "zh"])
+    rep.set_defaults(func=cmd_replay)
     rules = sub.add_parser("rules", help="list the deferral rules and their alpha ranges")
     rules.set_defaults(func=cmd_rules)
     return parser

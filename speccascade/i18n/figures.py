@@ -236,4 +236,100 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.diff.legend.first": ("first difference", "首个不同处"),
     "fig.diff.empty": ("(no tokens)", "（没有词元）"),
     "fig.diff.aria": ("three outputs aligned token by token", "三个输出逐词元对齐"),
+    # -- round replay (replay.py, viz_replay.py) -------------------------------------------
+    "fig.replay.head": ("round {i} (rounds 0–{last})", "第 {i} 轮（共 0–{last} 轮）"),
+    "fig.replay.setting": (
+        "{method} · α = {alpha} · temperature {t}",
+        "{method} · α = {alpha} · 温度 {t}",
+    ),
+    "fig.replay.setting_no_alpha": ("{method} · temperature {t}", "{method} · 温度 {t}"),
+    "fig.replay.counts": (
+        "window {window} · drafted {drafted} · kept {kept}",
+        "计划窗口 {window} · 起草 {drafted} · 保留 {kept}",
+    ),
+    "fig.replay.times": (
+        "drafter {d_ms} ms ({d_calls}× forward) · verifier {v_ms} ms ({v_calls}× forward)",
+        "起草模型 {d_ms} 毫秒（前向 {d_calls} 次）· 验证模型 {v_ms} 毫秒（前向 {v_calls} 次）",
+    ),
+    "fig.replay.greedy_note": (
+        "greedy (T = 0): q and p below are T = 1 probabilities, which the rule reads; the accept "
+        "test and D_TV used one-hot laws, so {accept} is 0 or 1",
+        "贪心解码（T = 0）：下面的 q、p 是规则读取的 T = 1 概率；接受检验和 D_TV 用的是独热分布，"
+        "所以 {accept} 只能是 0 或 1",
+    ),
+    "fig.replay.t_note": (
+        "q and p below are T = 1 probabilities, which the rule reads; the accept test ({accept}) "
+        "and D_TV used the laws at temperature {t}",
+        "下面的 q、p 是规则读取的 T = 1 概率；接受检验（{accept}）和 D_TV 用的是温度 {t} 下的分布",
+    ),
+    "fig.replay.draft": ("draft {k}", "草稿 {k}"),
+    "fig.replay.id": ("id {id}", "编号 {id}"),
+    "fig.replay.rule": ("rule: {line}", "规则：{line}"),
+    "fig.replay.test": ("accept test: {line}", "接受检验：{line}"),
+    "fig.replay.defer": ("defer", "推迟"),
+    "fig.replay.keep": ("keep", "保留"),
+    "fig.replay.pass": ("keep", "保留"),
+    "fig.replay.fail": ("reject", "拒绝"),
+    "fig.replay.rule_sd": (
+        "lossless SD: every draft defers to the verifier (π = p)",
+        "无损投机解码：每个草稿都交给验证模型（π = p）",
+    ),
+    "fig.replay.rule_none": (
+        "none: the accept test decides",
+        "无推迟决定：由接受检验决定",
+    ),
+    "fig.replay.rule_lossy": (
+        "lossy SD decides nothing per draft: it keeps x with probability {test}",
+        "有损投机解码不对草稿做推迟决定：它以概率 {test} 保留 x",
+    ),
+    "fig.replay.recorded_differs": (
+        "(the run recorded {verdict})",
+        "（运行记录的决定是{verdict}）",
+    ),
+    "fig.replay.untested": (
+        "not tested: an earlier draft was rejected",
+        "未检验：前面已有草稿被拒绝",
+    ),
+    "fig.replay.badge.kept": ("kept", "保留"),
+    "fig.replay.badge.rejected": ("rejected", "被拒"),
+    "fig.replay.badge.untested": ("not tested", "未检验"),
+    "fig.replay.badge.unwritten": ("kept, not written", "保留但未写出"),
+    "fig.replay.residual": (
+        "draft {k} rejected: the verifier drew {token} from the residual {law}, probability {prob}",
+        "草稿 {k} 被拒：验证模型从残差分布 {law} 中抽出 {token}，概率 {prob}",
+    ),
+    "fig.replay.residual_cut": (
+        "draft {k} rejected; the run stopped before its replacement was written",
+        "草稿 {k} 被拒；运行在写出替换词元之前就停止了",
+    ),
+    "fig.replay.bonus": (
+        "all {n} drafts kept: bonus token {token} drawn from {law}, probability {prob}",
+        "{n} 个草稿全部保留：从 {law} 中抽出奖励词元 {token}，概率 {prob}",
+    ),
+    "fig.replay.bonus_p1": (
+        "(p at T = 1: the run recorded no row of π here)",
+        "（这是 T = 1 时的 p：本次运行在此处没有记录 π）",
+    ),
+    "fig.replay.end": (
+        "all {n} drafts kept; the run stopped in this round ({reason}), so no bonus token",
+        "{n} 个草稿全部保留；运行在本轮停止（{reason}），因此没有奖励词元",
+    ),
+    "fig.replay.unlisted": ("not among the recorded top {k}", "不在记录的前 {k} 名中"),
+    "fig.replay.top": ("most likely under {law}: {top}", "{law} 下最可能的词元：{top}"),
+    "fig.replay.rollback": (
+        "KV cache rolled back: drafter {d} entries, verifier {v} entries",
+        "KV 缓存回滚：起草模型 {d} 条，验证模型 {v} 条",
+    ),
+    "fig.replay.no_rollback": ("KV cache: nothing rolled back", "KV 缓存：无需回滚"),
+    "fig.replay.stopped": (
+        "the run stopped in this round ({reason}) after writing {n} of its tokens",
+        "运行在本轮停止（{reason}），本轮只写出了 {n} 个词元",
+    ),
+    "fig.replay.wrote": ("wrote: {tokens}", "写出：{tokens}"),
+    "fig.replay.not_recorded": (
+        "This trace has no per-draft record (it was made before rounds recorded their drafts); "
+        "re-run it to replay its rounds.",
+        "此记录没有逐个草稿的数据（它早于按轮记录草稿的版本）；请重新运行以回放各轮。",
+    ),
+    "fig.replay.aria": ("replay of one speculative round", "一轮投机解码的回放"),
 }
