@@ -23,7 +23,7 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from . import viz
+from . import share, ui_views, viz
 from .analysis import verdict, verifier_seconds_per_token, whatif
 from .bench import verifier_token
 from .compare import (
@@ -35,11 +35,12 @@ from .compare import (
     plan_sweep,
     sweep,
 )
+from .drafting import DRAFT_POLICIES
 from .engine import APP_DEFAULTS, CASCADE, METHOD_REGISTRY, RoundEvent, Settings, stream
-from .errors import ModelRuntimeError, SettingsError, SpecCascadeError
+from .errors import ModelRuntimeError, SettingsError, SpecCascadeError, TraceFileError
 from .evalsets import SHOWCASE, find_item, load_evalset
 from .explain import worked_example
-from .i18n import STRINGS, lang_of, method_label, t, variant_label
+from .i18n import STRINGS, lang_of, method_label, policy_label, t, variant_label
 from .i18n.learn import learn_markdown
 from .models import ModelPair
 from .quality import fact_token_mask, states_facts
@@ -69,7 +70,7 @@ log = logging.getLogger("speccascade.app")
 
 # Static labels render in the browser's language (Gradio picks the locale); keys are the i18n
 # keys with dots replaced (the browser's i18n library reads dots as nesting).
-UI_KEYS = [k for k in STRINGS if k.startswith("ui.")]
+UI_KEYS = [k for k in STRINGS if k.startswith(("ui.", "views."))]
 # Gradio's own page chrome has a key its Chinese locale lacks (the run-history footer shows
 # the raw key "common.complete" after a run): supplied here under Gradio's own key.
 GRADIO_CHROME = {"common.complete": ("complete", "完成")}
@@ -206,6 +207,8 @@ class Page:
     temperature: gr.Slider
     max_new: gr.Slider
     seed: gr.Number
+    draft_policy: gr.Dropdown
+    draft_threshold: gr.Slider
     run_btn: gr.Button
     stop_btn: gr.Button
     compare_btn: gr.Button
@@ -223,6 +226,11 @@ class Page:
     insp: gr.Plot
     stats: gr.Dataframe
     timeline: gr.Plot
+    drafting: gr.Plot
+    drafting_note: gr.Markdown
+    share_btn: gr.Button
+    share_link: gr.Textbox
+    upload: gr.UploadButton
     files: gr.File
     trace_json: gr.JSON
     compare_status: gr.Markdown
@@ -236,6 +244,7 @@ class Page:
     sweep_fig: gr.Plot
     sweep_table: gr.Dataframe
     learn: gr.Markdown
+    views: ui_views.Views
 
     @property
     def models(self) -> list:
@@ -259,6 +268,8 @@ class Page:
             self.files,
             self.verdict,
             self.whatif_note,
+            self.drafting,
+            self.drafting_note,
             self.learn,
             self.status,
             self.trace,
@@ -344,6 +355,21 @@ def layout(config: ServeConfig) -> Page:
                     elem_id="max-new",
                 )
                 seed = gr.Number(0, precision=0, minimum=0, label=label("ui.seed"))
+                draft_policy = gr.Dropdown(
+                    policy_choices(lang),
+                    value=APP_DEFAULTS.draft_policy,
+                    label=label("ui.draft_policy"),
+                    info=label("ui.draft_policy_info"),
+                    elem_id="draft-policy",
+                )
+                draft_threshold = gr.Slider(
+                    0,
+                    1,
+                    value=APP_DEFAULTS.draft_threshold,
+                    step=0.05,
+                    label=label("ui.draft_threshold"),
+                    elem_id="draft-threshold",
+                )
                 preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=label("ui.pair"))
                 with gr.Row(visible=config.allow_custom_models):
                     drafter = gr.Textbox(
@@ -381,9 +407,29 @@ def layout(config: ServeConfig) -> Page:
                     elem_id="stats",
                 )
                 time_fig = gr.Plot(label=label("ui.timeline"), elem_id="timeline")
+                drafting_note = gr.Markdown("", elem_id="drafting-note")
+                drafting = gr.Plot(label=label("ui.drafting"), elem_id="drafting")
                 files = gr.File(label=label("ui.downloads"), file_count="multiple")
+                with gr.Row(equal_height=True):
+                    share_btn = gr.Button(label("ui.share"), size="sm", elem_id="share")
+                    upload = gr.UploadButton(
+                        label("ui.open_trace"),
+                        file_types=[".json"],
+                        type="filepath",
+                        size="sm",
+                        elem_id="open-trace",
+                    )
+                share_link = gr.Textbox(
+                    "",
+                    label=label("ui.share_link"),
+                    interactive=False,
+                    buttons=["copy"],
+                    elem_id="share-link",
+                )
                 with gr.Accordion(label("ui.raw_trace"), open=False):
                     trace_json = gr.JSON()
+            with gr.Tab(label("ui.tab_inspect"), id="inspect"):
+                inspect = ui_views.inspect_parts(label, lang)
             with gr.Tab(label("ui.tab_compare"), id="compare"):
                 compare_status = gr.Markdown("", elem_id="compare-status")
                 compare_fig = gr.Plot(show_label=False, elem_id="compare-fig")
@@ -394,6 +440,7 @@ def layout(config: ServeConfig) -> Page:
                     max_height=1000,
                     column_widths=["17%", "23%", "10%", "10%", "10%", "10%", "10%", "10%"],
                 )
+                diff = ui_views.diff_parts(label, lang)
             with gr.Tab(label("ui.tab_sweep"), id="sweep"):
                 with gr.Row():
                     sweep_source = gr.Radio(
@@ -407,6 +454,7 @@ def layout(config: ServeConfig) -> Page:
                 sweep_note = gr.Markdown("", elem_id="sweep-note")
                 sweep_fig = gr.Plot(show_label=False, elem_id="sweep-fig")
                 sweep_table = gr.Dataframe(interactive=False, elem_id="sweep-table")
+                cal = ui_views.calibrate_parts(label, lang)
             with gr.Tab(label("ui.tab_learn"), id="learn"):
                 learn = gr.Markdown(
                     learn_markdown(lang, None), latex_delimiters=LATEX, elem_id="learn"
@@ -428,6 +476,8 @@ def layout(config: ServeConfig) -> Page:
         temperature=temperature,
         max_new=max_new,
         seed=seed,
+        draft_policy=draft_policy,
+        draft_threshold=draft_threshold,
         run_btn=run_btn,
         stop_btn=stop_btn,
         compare_btn=compare_btn,
@@ -445,6 +495,11 @@ def layout(config: ServeConfig) -> Page:
         insp=insp,
         stats=stats,
         timeline=time_fig,
+        drafting=drafting,
+        drafting_note=drafting_note,
+        share_btn=share_btn,
+        share_link=share_link,
+        upload=upload,
         files=files,
         trace_json=trace_json,
         compare_status=compare_status,
@@ -458,6 +513,7 @@ def layout(config: ServeConfig) -> Page:
         sweep_fig=sweep_fig,
         sweep_table=sweep_table,
         learn=learn,
+        views=ui_views.Views(**inspect, **diff, **cal),
     )
 
 
@@ -466,6 +522,10 @@ def layout(config: ServeConfig) -> Page:
 
 def method_choices(lang: str) -> list[tuple[str, str]]:
     return [(method_label(m, None, lang), m) for m in METHOD_REGISTRY]
+
+
+def policy_choices(lang: str) -> list[tuple[str, str]]:
+    return [(policy_label(p, lang), p) for p in DRAFT_POLICIES]
 
 
 def rule_choices(lang: str) -> list[tuple[str, str]]:
@@ -608,9 +668,21 @@ def _message(e: Exception, lang: str) -> str:
     return str(e) if isinstance(e, UserError) else t("error.other", lang, detail=str(e))
 
 
-def settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed) -> Settings:
+def settings_of(
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
+) -> Settings:
     """The one options object, from the page's (or an API client's) values."""
     return Settings(
+        draft_policy=draft_policy or "fixed",
+        draft_threshold=_num(draft_threshold),
         method=method,
         rule=rule,
         alpha=_num(alpha),
@@ -637,13 +709,24 @@ def _cleared(page: Page, lang: str, message: str) -> dict:
         page.files: None,
         page.verdict: "",
         page.whatif_note: "",
+        page.drafting: None,
+        page.drafting_note: "",
         page.status: t("status.error", lang, message=message),
         page.trace: None,
     }
 
 
-def _shown(ctx: AppContext, page: Page, trace: Trace, models: list, lang: str, prompt: str) -> dict:
-    """Every run panel showing `trace` (finished or stopped): they always agree."""
+def _shown(
+    ctx: AppContext,
+    page: Page,
+    trace: Trace,
+    models: list,
+    lang: str,
+    prompt: str,
+    measure: bool = True,
+) -> dict:
+    """Every run panel showing `trace` (finished or stopped): they always agree. Without
+    `measure` (a restored trace file) the verdict does not time the verifier on this machine."""
     s = trace.summary
     pair = ctx.pair(*models)
     rule = viz.rule_for(s.method, s.rule)
@@ -677,8 +760,10 @@ def _shown(ctx: AppContext, page: Page, trace: Trace, models: list, lang: str, p
         if trace.tokens
         else None,
         page.files: _write_exports(trace),
-        page.verdict: verdict_text(trace, ctx.verifier_speed(*models), lang),
+        page.verdict: verdict_text(trace, ctx.verifier_speed(*models) if measure else None, lang),
         page.whatif_note: "",
+        page.drafting: viz.drafting(trace, lang=lang),
+        page.drafting_note: viz.drafting_note(trace, lang=lang),
         page.status: status,
         page.learn: learn_markdown(lang, example) if example is not None else gr.skip(),
         page.trace: trace,
@@ -745,12 +830,24 @@ def run(
     temperature,
     max_new_tokens,
     seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
     lang="en",
     request: gr.Request = None,
 ):
     """Run one method: coloured tokens stream in, then every panel shows the run."""
     try:
-        settings = settings_of(method, rule, alpha, gamma, temperature, max_new_tokens, seed)
+        settings = settings_of(
+            method,
+            rule,
+            alpha,
+            gamma,
+            temperature,
+            max_new_tokens,
+            seed,
+            draft_policy,
+            draft_threshold,
+        )
     except (TypeError, ValueError) as e:  # pragma: no cover - Settings takes any values
         yield _cleared(page, lang, _message(e, lang))
         return
@@ -765,6 +862,61 @@ def stop(ctx: AppContext, page: Page, lang="en", request: gr.Request = None) -> 
     asked = ctx.stop(_session(request))
     # nothing running: the status keeps describing the last run
     return {page.status: t("status.stop_requested", lang) if asked else gr.skip()}
+
+
+def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lang="en") -> dict:
+    """Restore every run panel from a trace file (the app's own download) without running a
+    model. A wrong file changes nothing but the status line."""
+    if not path:
+        return {page.status: gr.skip()}
+    models = [preset, drafter, verifier]
+    try:
+        trace = share.load_trace(path)
+        pair = ctx.pair(*models)
+        bad = [i for i in trace.new_token_ids + trace.prompt_ids if not 0 <= i < pair.vocab_size]
+        if bad:
+            raise UserError(t("share.other_pair", lang, id=bad[0], vocab=pair.vocab_size))
+        prompt = pair.decode(trace.prompt_ids)
+    except TraceFileError as e:
+        log.warning("bad trace file: %s", e)
+        return {page.status: t("share.bad_trace", lang, detail=str(e))}
+    except (UserError, *_USER_ERRORS) as e:
+        return {page.status: t("status.error", lang, message=_message(e, lang))}
+    out = _shown(ctx, page, trace, models, lang, prompt, measure=False)
+    out[page.status] = t("share.restored_trace", lang, n=trace.summary.new_tokens)
+    return out
+
+
+def share_query(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
+    lang="en",
+) -> dict:
+    """The query string of a link that reproduces the page's run (the browser adds its own
+    address and copies it)."""
+    try:
+        check_prompt(prompt, ctx.config, lang)
+        settings = settings_of(
+            method, rule, alpha, gamma, temperature, max_new_tokens, seed, draft_policy,
+            draft_threshold,
+        )  # fmt: skip
+        query = share.to_query(prompt, settings, preset, drafter or None, verifier or None)
+    except (UserError, SpecCascadeError) as e:
+        return {page.share_link: "", page.status: t("status.error", lang, message=str(e))}
+    return {page.share_link: "?" + query, page.status: t("share.link_made", lang)}
 
 
 def show_whatif(
@@ -1210,17 +1362,36 @@ def choose_method(page: Page, method, rule, alpha, lang="en") -> dict:
     }
 
 
-def localize(ctx: AppContext, page: Page, browser_lang: str, method, rule, alpha) -> dict:
+def localize(
+    ctx: AppContext,
+    page: Page,
+    browser_lang: str,
+    method,
+    rule,
+    alpha,
+    request: gr.Request = None,
+) -> dict:
     """On page load: everything the browser's language changes that gr.I18n cannot (values,
-    choices, figures' words), and the first example of that language in the prompt."""
-    lang = lang_of(browser_lang)
+    choices, figures' words), and the first example of that language in the prompt. A shared
+    link's settings (the URL query, see share.py) then fill the controls, ready to run."""
+    try:
+        shared = share.from_query(getattr(request, "query_params", None) or "", ctx.config)
+        problem = None
+    except SpecCascadeError as e:
+        shared, problem = None, str(e)
+    lang = lang_of((shared.lang if shared else None) or browser_lang)
+    if shared is not None and shared.given:
+        s = shared.settings
+        method, rule, alpha = s.method, s.rule if s.rule in SPEC_CASCADE_RULES else rule, s.alpha
     shown = examples_for(lang)
+    info = t("prompt.info", lang, limit=ctx.config.max_prompt_chars)
     out = {
         page.lang: lang,
         page.alpha: alpha_update(method, rule, _num(alpha), lang),
         page.rule_md: rule_markdown(method, rule, lang),
         page.method: gr.update(choices=method_choices(lang)),
         page.rule: gr.update(choices=rule_choices(lang)),
+        page.draft_policy: gr.update(choices=policy_choices(lang)),
         page.sweep_source: gr.update(choices=sweep_sources(lang)),
         page.sweep_x: gr.update(choices=sweep_axes(lang)),
         page.caption: t("story.hint", lang),
@@ -1229,14 +1400,43 @@ def localize(ctx: AppContext, page: Page, browser_lang: str, method, rule, alpha
         page.tokens: viz.token_html(None, lang=lang),
         page.stats: empty_stats(lang),
         page.learn: learn_markdown(lang, None),
-        page.prompt: gr.update(info=t("prompt.info", lang, limit=ctx.config.max_prompt_chars)),
+        page.prompt: gr.update(info=info),
     }
     if lang == "zh":
         out[page.examples] = gr.Dataset(**shown)
-        out[page.prompt] = gr.update(
-            value=shown["samples"][0][0],
-            info=t("prompt.info", lang, limit=ctx.config.max_prompt_chars),
-        )
+        out[page.prompt] = gr.update(value=shown["samples"][0][0], info=info)
+    if problem is not None:
+        out[page.status] = t("share.bad_link", lang, detail=problem)
+    elif shared is not None and shared.given:
+        out.update(_restored(page, shared, info, lang))
+    return out
+
+
+def _restored(page: Page, shared, info: str, lang: str) -> dict:
+    """The controls a shared link sets (sliders widened where the link goes past them)."""
+    s = shared.settings
+    out = {
+        page.method: gr.update(value=s.method, choices=method_choices(lang)),
+        page.gamma: gr.update(value=s.gamma, maximum=max(12, s.gamma)),
+        page.temperature: gr.update(value=s.temperature, maximum=max(2, s.temperature)),
+        page.max_new: s.max_new_tokens,
+        page.seed: s.seed,
+        page.draft_policy: gr.update(value=s.draft_policy, choices=policy_choices(lang)),
+        page.draft_threshold: s.draft_threshold,
+        page.preset: shared.preset or "demo",
+        page.drafter: shared.drafter or "",
+        page.verifier: shared.verifier or "",
+        page.status: t("share.restored", lang)
+        + (
+            " " + t("share.ignored", lang, problems="; ".join(shared.problems))
+            if shared.problems
+            else ""
+        ),
+    }
+    if s.rule in SPEC_CASCADE_RULES:
+        out[page.rule] = gr.update(value=s.rule, choices=rule_choices(lang))
+    if shared.prompt:
+        out[page.prompt] = gr.update(value=shared.prompt, info=info)
     return out
 
 
@@ -1300,7 +1500,16 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
     p = page
     models = p.models
     heavy = {"concurrency_limit": ctx.config.concurrency, "concurrency_id": "models"}
-    run_inputs = [p.prompt, *models, *p.knobs, p.max_new, p.seed, p.lang]
+    run_inputs = [
+        p.prompt,
+        *models,
+        *p.knobs,
+        p.max_new,
+        p.seed,
+        p.draft_policy,
+        p.draft_threshold,
+        p.lang,
+    ]
     p.run_btn.click(_bind(run, ctx, p), run_inputs, p.run_outputs, api_name="run", **heavy)
     p.prompt.submit(_bind(run, ctx, p), run_inputs, p.run_outputs, api_name=False, **heavy)
     p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
@@ -1416,12 +1625,160 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
             p.learn,
             p.prompt,
             p.examples,
+            p.draft_policy,
+            p.draft_threshold,
+            p.gamma,
+            p.temperature,
+            p.max_new,
+            p.seed,
+            *models,
         ],
         js="(l, m, r, a) => [navigator.language || 'en', m, r, a]",
         api_name=False,
         queue=False,
     )
     gr.api(rule_info, api_name="rule_info")
+    p.upload.upload(
+        _bind(open_trace, ctx, p),
+        [p.upload, *models, p.lang],
+        [*p.run_outputs, p.share_link],
+        api_name="load_trace",
+        queue=False,
+    )
+    p.share_btn.click(
+        _bind(share_query, ctx, p),
+        [p.prompt, *models, *p.knobs, p.max_new, p.seed, p.draft_policy, p.draft_threshold, p.lang],
+        [p.share_link, p.status],
+        api_name="share",
+        queue=False,
+    ).then(
+        None,
+        p.share_link,
+        p.share_link,
+        # the page's own address (the server sees only its API's): written into the box, the
+        # address bar and, where the browser allows it, the clipboard
+        js="""(q) => { if (!q) return q; const u = new URL(window.location.href);
+            u.search = q; window.history.replaceState(null, '', u);
+            if (navigator.clipboard) navigator.clipboard.writeText(u.toString()).catch(() => {});
+            return u.toString(); }""",
+        api_name=False,
+        queue=False,
+    )
+    _wire_views(ctx, p, models, heavy)
+
+
+def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict) -> None:
+    """The analysis views: they follow the last run (its trace State), the what-if α and
+    their own controls; their JSON API is data in, data out."""
+    v = p.views
+
+    def decoder(preset, drafter, verifier):
+        tok = ctx.pair(preset, drafter, verifier).tokenizer
+        return lambda ids: tok.decode(ids)
+
+    def id_decoder(preset, drafter, verifier):
+        tok = ctx.pair(preset, drafter, verifier).tokenizer
+        return lambda i: tok.decode([i])
+
+    def plane(trace, alpha, preset, drafter, verifier, lang="en"):
+        return ui_views.plane_view(p, trace, _num(alpha), decoder(preset, drafter, verifier), lang)
+
+    def replay(trace, index, preset, drafter, verifier, lang="en", step=0):
+        dec = id_decoder(preset, drafter, verifier)
+        return ui_views.replay_step(p, trace, _int(index), step, dec, lang)
+
+    def tick(trace, index, preset, drafter, verifier, lang="en"):
+        dec = id_decoder(preset, drafter, verifier)
+        return ui_views.replay_tick(p, trace, _int(index), dec, lang)
+
+    plane_io = dict(
+        fn=plane,
+        inputs=[p.trace, p.alpha, *models, p.lang],
+        outputs=[v.plane_fig, v.plane_note],
+        api_name=False,
+        queue=False,
+    )
+    replay_in = [p.trace, v.replay_round, *models, p.lang]
+    replay_out = [v.replay_html, v.replay_round]
+    # a new trace (a run, a scene, a restored file) redraws both views
+    p.trace.change(**plane_io)
+
+    def replay_first(trace, preset, drafter, verifier, lang="en"):
+        return ui_views.replay_view(p, trace, 0, id_decoder(preset, drafter, verifier), lang)
+
+    p.trace.change(
+        replay_first,
+        [p.trace, *models, p.lang],
+        replay_out,
+        api_name=False,
+        queue=False,
+    )
+    p.alpha.change(**plane_io)
+    v.replay_round.release(replay, replay_in, replay_out, api_name=False, queue=False)
+    v.replay_prev.click(
+        functools.partial(replay, step=-1), replay_in, replay_out, api_name=False, queue=False
+    )
+    v.replay_next.click(
+        functools.partial(replay, step=1), replay_in, replay_out, api_name=False, queue=False
+    )
+    v.replay_play.click(lambda: gr.Timer(active=True), None, v.replay_timer, api_name=False)
+    v.replay_timer.tick(tick, replay_in, [*replay_out, v.replay_timer], api_name=False, queue=False)
+
+    def diff(prompt, preset, drafter, verifier, rule, alpha, gamma, temperature, max_new, seed,
+             draft_policy, draft_threshold, lang="en"):  # fmt: skip
+        settings = settings_of(
+            CASCADE, rule, alpha, gamma, temperature, max_new, seed, draft_policy, draft_threshold
+        )
+        return ui_views.diff_view(ctx, p, prompt, [preset, drafter, verifier], settings, lang)
+
+    diff.__name__ = "diff"
+    v.diff_btn.click(
+        diff,
+        [
+            p.prompt,
+            *models,
+            p.rule,
+            p.alpha,
+            p.gamma,
+            p.temperature,
+            p.max_new,
+            p.seed,
+            p.draft_policy,
+            p.draft_threshold,
+            p.lang,
+        ],  # fmt: skip
+        [v.diff_html],
+        api_name="diff",
+        **heavy,
+    )
+
+    def calibrate(max_calls, min_share, rules, preset, drafter, verifier, gamma, temperature,
+                  seed, lang="en"):  # fmt: skip
+        settings = settings_of(CASCADE, None, None, gamma, temperature, 32, seed)
+        return ui_views.calibrate_view(
+            ctx, p, _num(max_calls), _num(min_share), rules, [preset, drafter, verifier],
+            settings, lang,
+        )  # fmt: skip
+
+    calibrate.__name__ = "calibrate"
+    v.cal_btn.click(
+        calibrate,
+        [
+            v.cal_max_calls,
+            v.cal_min_share,
+            v.cal_rules,
+            *models,
+            p.gamma,
+            p.temperature,
+            p.seed,
+            p.lang,
+        ],  # fmt: skip
+        [v.cal_note, v.cal_table],
+        api_name="calibrate",
+        **heavy,
+    )
+    gr.api(ui_views.plane_api, api_name="plane")
+    gr.api(ui_views.replay_api, api_name="replay_round")
 
 
 # -- small helpers ---------------------------------------------------------------------------

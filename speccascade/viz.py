@@ -934,9 +934,9 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
         return None
     s = trace.summary
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        horizontal_spacing=0.18,
+        rows=2,
+        cols=1,
+        vertical_spacing=0.3,
         subplot_titles=(t("fig.dp.by_position_title", lang), t("fig.dp.windows_title", lang)),
     )
     longest = max(r.drafted for r in rounds)
@@ -970,14 +970,16 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
             line={"color": colour, "dash": dash, "shape": "hv"},
             marker={"size": 5},
             name=t(f"fig.dp.{key}", lang),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
     fig.update_xaxes(title_text=t("fig.dp.position", lang), dtick=1, row=1, col=1)
     fig.update_yaxes(title_text=t("fig.dp.kept_rate", lang), range=[0, 1.05], row=1, col=1)
-    fig.update_xaxes(title_text=t("fig.tl.round", lang), row=1, col=2)
-    fig.update_yaxes(title_text=t("fig.tl.tokens", lang), rangemode="tozero", row=1, col=2)
-    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 40, "b": 50})
+    fig.update_xaxes(
+        title_text=t("fig.tl.round", lang), dtick=max(1, len(rounds) // 8), row=2, col=1
+    )
+    fig.update_yaxes(title_text=t("fig.tl.tokens", lang), rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=480, margin={"l": 10, "r": 10, "t": 40, "b": 50})
     _legend_below(fig)
     return fig
 

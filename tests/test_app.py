@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 from pathlib import Path
@@ -95,6 +96,8 @@ RUN_OUTPUTS = (
     "files",
     "verdict",
     "whatif",
+    "drafting",
+    "drafting_note",
     "learn",
     "status",
 )
@@ -236,3 +239,30 @@ def _launch(p):
             "--no-first-run",
         ],
     )
+
+
+def test_views_api_is_data_in_data_out(client, tmp_path):
+    """/plane and /replay_round take the /run output's trace; /load_trace restores a file;
+    /run takes a draft policy; /share writes the link's query."""
+    out = dict(
+        zip(
+            RUN_OUTPUTS,
+            client.predict(*run_args(max_new_tokens=24), "confidence", 0.5, api_name="/run"),
+        )
+    )
+    trace = out["trace"]
+    assert trace["summary"]["draft_policy"] == "confidence"
+    assert "stop when unsure (0.5)" in out["drafting_note"]
+    plane = client.predict(trace, 0.3, None, api_name="/plane")
+    drafted = [t for t in trace["tokens"] if t["draft_id"] is not None]
+    assert plane["rule"] == "token_v3" and len(plane["points"]) == len(drafted)
+    replay = client.predict(trace, 0, api_name="/replay_round")
+    assert replay["index"] == 0 and len(replay["steps"]) == trace["rounds"][0]["drafted"]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    from gradio_client import handle_file
+
+    restored = client.predict(handle_file(str(path)), "demo", "", "", api_name="/load_trace")
+    assert "Restored a run of" in restored[RUN_OUTPUTS.index("status")]
+    query, status = client.predict(*run_args(rule="chow", alpha=0.2), api_name="/share")
+    assert "rule=chow" in query and "alpha=0.2" in query

@@ -60,6 +60,8 @@ def run(app, prompt=EASY, lang="en", session="s1", **changes):
         s["temperature"],
         s["max_new_tokens"],
         0,
+        s["draft_policy"],
+        s["draft_threshold"],
         lang,
         request(session),
     )
@@ -310,3 +312,120 @@ def test_sweep_plans_scale_to_the_budget_and_say_what_the_smallest_needs():
     with pytest.raises(SweepTooLarge) as err:
         plan_sweep([("a", None)], variants, 5, 256, 1000)
     assert err.value.tokens == 256 * (2 + 3)  # one prompt: verifier, extra point, 3 alphas
+
+
+# -- draft policies, sharing and the analysis views ---------------------------------------------
+
+
+def test_a_run_with_a_draft_policy_shows_its_windows(app):
+    ctx, page = app
+    out = last(run(app, prompt=HARD, draft_policy="confidence"))
+    trace = out[page.trace]
+    assert trace.summary.draft_policy == "confidence"
+    assert out[page.drafting] is not None
+    assert "stop when unsure (0.4)" in out[page.drafting_note]
+    assert str(trace.summary.wasted_drafts) in out[page.drafting_note]
+    bad = last(run(app, draft_policy="sometimes"))
+    assert "unknown draft_policy 'sometimes'" in bad[page.status] and bad[page.trace] is None
+
+
+def test_share_link_round_trips_through_the_page_load(app):
+    ctx, page = app
+    out = ui.share_query(ctx, page, HARD, *MODELS, "spec_cascade", "chow", 0.2, 3, 0.7, 40, 5,
+                         "heuristic", 0.4, "en")  # fmt: skip
+    query = out[page.share_link]
+    assert query.startswith("?") and "rule=chow" in query
+    params = SimpleNamespace(query_params=query[1:], session_hash="s9")
+    load = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, params)
+    assert load[page.prompt]["value"] == HARD
+    assert load[page.rule]["value"] == "chow" and load[page.gamma]["value"] == 3
+    assert load[page.temperature]["value"] == 0.7 and load[page.max_new] == 40
+    assert load[page.seed] == 5 and load[page.draft_policy]["value"] == "heuristic"
+    assert load[page.alpha]["value"] == 0.2
+    assert load[page.status] == t("share.restored", "en")
+    broken = SimpleNamespace(query_params="gamma=abc", session_hash="s9")
+    load = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, broken)
+    assert "gamma" in load[page.status] and page.gamma not in load  # nothing else changes
+    plain = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, request())
+    assert page.gamma not in plain and plain[page.status] == t("status.idle", "en")
+
+
+def test_a_trace_file_restores_every_panel_without_a_model(app, tmp_path):
+    ctx, page = app
+    trace = last(run(app, prompt=HARD))[page.trace]
+    path = tmp_path / "trace.json"
+    path.write_text(trace.to_json())
+    out = ui.open_trace(ctx, page, str(path), *MODELS, "zh")
+    assert set(page.run_outputs) <= set(out)
+    assert out[page.trace] == trace
+    assert out[page.status] == t("share.restored_trace", "zh", n=trace.summary.new_tokens)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tokens": 3}')
+    out = ui.open_trace(ctx, page, str(bad), *MODELS, "en")
+    assert set(out) == {page.status} and "trace" in out[page.status]
+
+
+def test_plane_follows_the_what_if_alpha(app):
+    from speccascade import ui_views
+
+    ctx, page = app
+    trace = last(run(app, prompt=HARD))[page.trace]
+    at_run = ui_views.plane_view(page, trace, 0.5, lang="en")
+    n = sum(tok.draft_id is not None for tok in trace.tokens)
+    deferred = sum(bool(tok.defer) for tok in trace.tokens if tok.draft_id is not None)
+    assert at_run[page.views.plane_note].startswith(f"{n} drafts at α = 0.5: {deferred} deferred")
+    sd_end = ui_views.plane_view(page, trace, -0.1, lang="zh")
+    assert f"{n} 个推迟" in sd_end[page.views.plane_note]
+    solo = last(run(app, method="verifier"))[page.trace]
+    assert ui_views.plane_view(page, solo, 0.5)[page.views.plane_fig] is None
+    api = ui_views.plane_api(trace.to_dict(), 0.5)
+    assert len(api["points"]) == n and api["rule"] == "token_v3" and api["boundary"]
+
+
+def test_diff_view_and_its_errors(app):
+    from speccascade import ui_views
+    from speccascade.engine import Settings
+
+    ctx, page = app
+    out = ui_views.diff_view(ctx, page, EASY, list(MODELS), APP_DEFAULTS, "en")
+    html = out[page.views.diff_html]
+    assert "verifier" in html.lower() and "drafter" in html.lower()
+    out = ui_views.diff_view(ctx, page, "", list(MODELS), APP_DEFAULTS, "zh")
+    assert t("error.empty_prompt", "zh") in out[page.views.diff_html]
+    out = ui_views.diff_view(ctx, page, EASY, list(MODELS), Settings(max_new_tokens=9999), "en")
+    assert "9999" in out[page.views.diff_html] or "budget" in out[page.views.diff_html].lower()
+
+
+def test_calibration_plan_and_bad_targets(app):
+    from speccascade import ui_views
+
+    ctx, page = app
+    assert ui_views.calibration_plan(3, 4, 4096) == 6
+    assert ui_views.calibration_plan(6, 4, 4096) == 3  # (1 + 6 * 5) * 4 * 32 = 3968
+    assert ui_views.calibration_plan(6, 4, 1000) is None
+    v = page.views
+    out = ui_views.calibrate_view(ctx, page, None, None, ["chow"], list(MODELS), APP_DEFAULTS)
+    assert "give a target" in out[v.cal_note] and out[v.cal_table] is None
+    out = ui_views.calibrate_view(ctx, page, 0.5, None, [], list(MODELS), APP_DEFAULTS, "zh")
+    assert t("views.cal.no_rules", "zh") in out[v.cal_note]
+
+
+def test_replay_player_steps_and_stops_at_the_ends(app):
+    from speccascade import ui_views
+
+    ctx, page = app
+    trace = last(run(app, prompt=HARD))[page.trace]
+    v = page.views
+    n = len(trace.rounds)
+    first = ui_views.replay_view(page, trace, 0, lang="en")
+    assert first[v.replay_round]["maximum"] == n - 1 and "round 0" in first[v.replay_html]
+    back = ui_views.replay_step(page, trace, 0, -1, lang="en")
+    assert back[v.replay_round]["value"] == 0  # clamped at the first round
+    tick = ui_views.replay_tick(page, trace, n - 2, lang="zh")
+    assert tick[v.replay_round]["value"] == n - 1 and not tick[v.replay_timer].active
+    assert ui_views.replay_tick(page, trace, 0)[v.replay_timer].active
+    solo = last(run(app, method="verifier"))[page.trace]
+    none = ui_views.replay_view(page, solo, 0, lang="en")
+    assert t("views.replay.none", "en") in none[v.replay_html]
+    api = ui_views.replay_api(trace.to_dict(), 1)
+    assert api["index"] == 1 and len(api["steps"]) == trace.rounds[1].drafted

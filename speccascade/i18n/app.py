@@ -373,4 +373,93 @@ STRINGS: dict[str, tuple[str, str]] = {
         "This trace file cannot be opened: {detail}",
         "无法打开此运行记录文件：{detail}",
     ),
+    # -- analysis views (ui_views.py) and sharing ------------------------------------------
+    "ui.tab_inspect": ("Inspect", "检视"),
+    "ui.share": ("Link to this run", "本次运行的链接"),
+    "ui.share_link": (
+        "Link (settings and seed; opening it fills the controls)",
+        "链接（含设置与种子；打开即填好控件）",
+    ),
+    "ui.open_trace": ("Open a trace file", "打开运行记录文件"),
+    "share.link_made": (
+        "Link made: it is in the box below and in the address bar.",
+        "链接已生成：见下方文本框和地址栏。",
+    ),
+    "share.restored_trace": (
+        "Restored a run of {n} tokens from the file (no model ran; the verdict's speed is the file's own).",
+        "已从文件恢复 {n} 个词元的运行（未运行模型；结论中的速度来自文件本身）。",
+    ),
+    "share.other_pair": (
+        "this trace has token id {id}, outside this pair's vocabulary of {vocab}: choose the pair that wrote it",
+        "该运行记录含词元编号 {id}，超出当前模型组合的词表大小 {vocab}：请选择生成它的模型组合",
+    ),
+    "views.plane.intro": (
+        "**Decision plane.** Every drafted position on the rule's own axes; the line is the α boundary "
+        "(it moves with the α slider). Green: kept, orange: deferred; a ring marks a draft that is "
+        "not the verifier's favourite.",
+        "**决策平面。** 每个草稿位置画在规则自己的坐标轴上；直线是 α 边界（随 α 滑块移动）。"
+        "绿色：保留，橙色：推迟；圆环表示该草稿不是验证模型的首选。",
+    ),
+    "views.plane.none": (
+        "Run a speculative method to see its drafts here.",
+        "运行一种推测式方法后，这里会显示它的草稿。",
+    ),
+    "views.plane.note": (
+        "{n} drafts at α = {alpha}: {deferred} deferred, {differ} not the verifier's favourite.",
+        "α = {alpha} 时共 {n} 个草稿：{deferred} 个推迟，{differ} 个不是验证模型的首选。",
+    ),
+    "views.replay.intro": (
+        "**Round replay.** Each round's drafts, the rule's arithmetic, the accept draw and what "
+        "replaced a rejected draft, from the recorded run (no model runs).",
+        "**逐轮回放。** 每一轮的草稿、规则的算式、接受抽样以及被拒草稿的替换词元，"
+        "全部来自运行记录（不再运行模型）。",
+    ),
+    "views.replay.none": (
+        "Run a speculative method to replay its rounds.",
+        "运行一种推测式方法后可逐轮回放。",
+    ),
+    "views.replay.prev": ("◀ Previous", "◀ 上一轮"),
+    "views.replay.next": ("Next ▶", "下一轮 ▶"),
+    "views.replay.play": ("Play", "播放"),
+    "views.replay.round": ("Round", "轮次"),
+    "views.diff.intro": (
+        "**Token-aligned diff.** The cascade beside the verifier alone and the drafter alone (same "
+        "prompt, seed and settings).",
+        "**逐词元对齐比较。** 级联的输出与仅验证模型、仅起草模型的输出并排对齐（相同提示、种子和设置）。",
+    ),
+    "views.diff.run": ("Diff against both models alone", "与两个模型单独运行对比"),
+    "views.cal.intro": (
+        "**Calibrate α.** Equal α values mean different things under different rules: state a "
+        "target and find each rule's α that meets it on the eval slice (2 easy + 2 hard "
+        "questions), by bisection.",
+        "**校准 α。** 相同的 α 在不同规则下含义不同：给出目标，用二分法在评测子集"
+        "（2 道简单题 + 2 道难题）上为每条规则找到满足目标的 α。",
+    ),
+    "views.cal.max_calls": (
+        "At most this many verifier calls per token (blank: no cap)",
+        "每词元验证模型调用不超过（留空：不限）",
+    ),
+    "views.cal.min_share": (
+        "At least this share of the verifier's accuracy (0: no floor)",
+        "至少达到验证模型准确率的比例（0：不限）",
+    ),
+    "views.cal.rules": ("Rules", "规则"),
+    "views.cal.run": ("Calibrate", "开始校准"),
+    "views.cal.no_rules": ("choose at least one rule", "请至少选择一条规则"),
+    "views.cal.too_large": (
+        "This calibration does not fit the server's token budget: choose fewer rules.",
+        "本次校准超出服务器的词元预算：请少选几条规则。",
+    ),
+    "views.cal.note": (
+        "{items} questions, {steps} bisection steps per rule, {tokens} new tokens per answer.",
+        "{items} 道题，每条规则二分 {steps} 步，每个回答最多 {tokens} 个新词元。",
+    ),
+    "views.cal.col.rule": ("rule", "规则"),
+    "views.cal.col.calls": ("verifier calls / token", "每词元验证调用"),
+    "views.cal.col.accuracy": ("key-fact accuracy", "关键事实准确率"),
+    "views.cal.col.time": ("time (s)", "耗时（秒）"),
+    "views.cal.col.met": ("meets the target", "达到目标"),
+    "views.cal.col.runs": ("evaluations", "评测次数"),
+    "views.cal.yes": ("yes", "是"),
+    "views.cal.no": ("no", "否"),
 }

@@ -1,0 +1,290 @@
+"""The app's analysis views beyond a single run: the decision plane, the round replay, the
+token-aligned diff, alpha calibration and the cost projector (issue "beyond every peer").
+
+Wiring only, like ui.py: each handler takes the app context and the page, reads a recorded
+trace or runs the library, and returns outputs by component. Handlers never import ui.py (ui
+imports this module); the page is whatever `ui.Page` is. The API functions at the end take and
+return plain JSON, so `gradio_client` users get data, not figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import gradio as gr
+import pandas as pd
+
+from .calibrate import Target, calibrate, evaluations_needed
+from .diff import run_diff
+from .engine import CASCADE, Settings
+from .errors import SpecCascadeError
+from .evalsets import load_evalset
+from .i18n import t
+from .plane import PLANES, boundary, box, plane_points
+from .replay import replay_round, rounds_of
+from .rules import SPEC_CASCADE_RULES
+from .serving import budget_problem, prompt_problem
+from .share import trace_from_data
+from .trace import Trace
+from .viz_diff import diff_html
+from .viz_plane import decision_plane_figure
+from .viz_replay import replay_html
+
+
+@dataclass
+class Views:
+    """The components of the analysis views (built inside ui.layout's tabs)."""
+
+    plane_fig: gr.Plot
+    plane_note: gr.Markdown
+    replay_round: gr.Slider
+    replay_prev: gr.Button
+    replay_next: gr.Button
+    replay_play: gr.Button
+    replay_timer: gr.Timer
+    replay_html: gr.HTML
+    diff_btn: gr.Button
+    diff_html: gr.HTML
+    cal_max_calls: gr.Number
+    cal_min_share: gr.Number
+    cal_rules: gr.CheckboxGroup
+    cal_btn: gr.Button
+    cal_note: gr.Markdown
+    cal_table: gr.Dataframe
+
+
+def inspect_parts(label, lang: str) -> dict:
+    """The Inspect tab: the decision plane, then the round replay."""
+    gr.Markdown(t("views.plane.intro", lang), elem_id="plane-intro")
+    plane_note = gr.Markdown(t("views.plane.none", lang), elem_id="plane-note")
+    plane_fig = gr.Plot(show_label=False, elem_id="plane")
+    gr.Markdown(t("views.replay.intro", lang), elem_id="replay-intro")
+    with gr.Row(equal_height=True):
+        replay_prev = gr.Button(label("views.replay.prev"), size="sm", min_width=60)
+        replay_play = gr.Button(label("views.replay.play"), size="sm", min_width=60)
+        replay_next = gr.Button(label("views.replay.next"), size="sm", min_width=60)
+    replay_round = gr.Slider(
+        0, 1, value=0, step=1, label=label("views.replay.round"), interactive=False,
+        elem_id="replay-round",
+    )  # fmt: skip
+    replay_timer = gr.Timer(1.5, active=False)
+    replay_html = gr.HTML(f"<p>{t('views.replay.none', lang)}</p>", elem_id="replay")
+    return dict(
+        plane_fig=plane_fig,
+        plane_note=plane_note,
+        replay_round=replay_round,
+        replay_prev=replay_prev,
+        replay_next=replay_next,
+        replay_play=replay_play,
+        replay_timer=replay_timer,
+        replay_html=replay_html,
+    )
+
+
+def diff_parts(label, lang: str) -> dict:
+    """The Compare tab's diff: the cascade beside both models alone, token by token."""
+    gr.Markdown(t("views.diff.intro", lang), elem_id="diff-intro")
+    diff_btn = gr.Button(label("views.diff.run"), elem_id="diff-run")
+    diff_html = gr.HTML("", elem_id="diff")
+    return dict(diff_btn=diff_btn, diff_html=diff_html)
+
+
+def calibrate_parts(label, lang: str) -> dict:
+    """The α sweep tab's calibration: a target in users' terms, each rule's α meeting it."""
+    gr.Markdown(t("views.cal.intro", lang), elem_id="cal-intro")
+    with gr.Row():
+        cal_max_calls = gr.Number(
+            None, label=label("views.cal.max_calls"), minimum=0, maximum=1, step=0.05
+        )
+        cal_min_share = gr.Number(
+            0.9, label=label("views.cal.min_share"), minimum=0, maximum=1, step=0.05
+        )
+    cal_rules = gr.CheckboxGroup(
+        [(t(f"rule.{r}", lang), r) for r in PLANE_RULES],
+        value=list(CALIBRATE_RULES),
+        label=label("views.cal.rules"),
+    )
+    cal_btn = gr.Button(label("views.cal.run"), elem_id="cal-run")
+    cal_note = gr.Markdown("", elem_id="cal-note")
+    cal_table = gr.Dataframe(interactive=False, wrap=True, elem_id="cal-table")
+    return dict(
+        cal_max_calls=cal_max_calls,
+        cal_min_share=cal_min_share,
+        cal_rules=cal_rules,
+        cal_btn=cal_btn,
+        cal_note=cal_note,
+        cal_table=cal_table,
+    )
+
+
+CALIBRATE_TOKENS = 32  # eval answers are short; a calibration runs the slice many times
+CALIBRATE_RULES = ("token_v3", "chow", "diff")
+PLANE_RULES = SPEC_CASCADE_RULES
+
+
+def _error(e: Exception, lang: str) -> str:
+    return t("error.other", lang, detail=str(e))
+
+
+# -- decision plane --------------------------------------------------------------------------
+
+
+def plane_view(page, trace: Trace | None, alpha, decode=None, lang: str = "en") -> dict:
+    """The run's drafts on its rule's own axes, decided at `alpha` (the what-if slider)."""
+    v = page.views
+    if trace is None or not any(tok.draft_id is not None for tok in trace.tokens):
+        return {v.plane_fig: None, v.plane_note: t("views.plane.none", lang)}
+    rule = trace.summary.rule if trace.summary.rule in PLANES else None
+    if rule is None:
+        return {v.plane_fig: None, v.plane_note: t("views.plane.none", lang)}
+    a = alpha if isinstance(alpha, (int, float)) and not math.isnan(alpha) else None
+    plane = plane_points(trace, rule, a, decode=decode)
+    deferred = sum(p.deferred for p in plane.points)
+    note = t(
+        "views.plane.note",
+        lang,
+        n=len(plane.points),
+        deferred=deferred,
+        differ=sum(bool(p.differs_from_verifier) for p in plane.points),
+        alpha=f"{plane.alpha:g}",
+    )
+    return {v.plane_fig: decision_plane_figure(plane, plane.alpha, lang=lang), v.plane_note: note}
+
+
+# -- round replay ----------------------------------------------------------------------------
+
+
+def replay_view(page, trace: Trace | None, index, decode=None, lang: str = "en") -> dict:
+    """One round of the run, replayed from its record (no model runs)."""
+    v = page.views
+    n = rounds_of(trace) if trace is not None else 0
+    if not n:
+        return {
+            v.replay_html: f"<p>{t('views.replay.none', lang)}</p>",
+            v.replay_round: gr.update(value=0, maximum=1, interactive=False),
+        }
+    i = min(max(0, int(index or 0)), n - 1)
+    html = replay_html(replay_round(trace, i, decode=decode), lang=lang)
+    return {
+        v.replay_html: html,
+        v.replay_round: gr.update(value=i, minimum=0, maximum=max(1, n - 1), interactive=n > 1),
+    }
+
+
+def replay_step(page, trace: Trace | None, index, step: int, decode=None, lang="en") -> dict:
+    """Previous / next round (clamped at the ends)."""
+    return replay_view(page, trace, int(index or 0) + step, decode, lang)
+
+
+def replay_tick(page, trace: Trace | None, index, decode=None, lang="en") -> dict:
+    """The player: one round per tick; the timer stops itself after the last round."""
+    n = rounds_of(trace) if trace is not None else 0
+    nxt = int(index or 0) + 1
+    out = replay_view(page, trace, nxt, decode, lang)
+    out[page.views.replay_timer] = gr.Timer(active=nxt < n - 1)
+    return out
+
+
+# -- token-aligned diff ----------------------------------------------------------------------
+
+
+def diff_view(ctx, page, prompt, models: list, settings: Settings, lang: str = "en") -> dict:
+    """The cascade beside the verifier alone and the drafter alone (same prompt and settings),
+    aligned token by token."""
+    v = page.views
+    problem = prompt_problem(prompt, ctx.config) or budget_problem(
+        settings.max_new_tokens, 3, ctx.config
+    )
+    if problem is not None:
+        code, values = problem
+        return {v.diff_html: f"<p>{t(f'error.{code}', lang, **values)}</p>"}
+    try:
+        diff = run_diff(ctx.pair(*models), prompt, replace(settings, method=CASCADE))
+    except (SpecCascadeError, ValueError) as e:
+        return {v.diff_html: f"<p>{_error(e, lang)}</p>"}
+    return {v.diff_html: diff_html(diff, lang=lang)}
+
+
+# -- alpha calibration -----------------------------------------------------------------------
+
+
+def calibration_plan(rules: int, items: int, limit: int, max_steps: int = 6) -> int | None:
+    """The most bisection steps (2..max_steps) whose worst case fits the token budget."""
+    for steps in range(max_steps, 1, -1):
+        if evaluations_needed(rules, steps) * items * CALIBRATE_TOKENS <= limit:
+            return steps
+    return None
+
+
+def calibrate_view(
+    ctx, page, max_calls, min_share, rules, models: list, settings: Settings, lang="en"
+) -> dict:
+    """Each chosen rule's alpha meeting the target on the eval slice, side by side."""
+    v = page.views
+    rules = [r for r in (rules or []) if r]
+    try:
+        target = Target(
+            float(max_calls) if max_calls not in (None, "") and max_calls == max_calls else None,
+            float(min_share) if min_share not in (None, "", 0) else None,
+        )
+        if not rules:
+            raise SpecCascadeError(t("views.cal.no_rules", lang))
+    except SpecCascadeError as e:
+        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: None}
+    items = [x for x in load_evalset() if x.lang == lang]
+    items = [x for lv in ("easy", "hard") for x in [y for y in items if y.level == lv][:2]]
+    steps = calibration_plan(len(rules), len(items), ctx.config.max_total_tokens)
+    if steps is None:
+        return {v.cal_note: t("views.cal.too_large", lang), v.cal_table: None}
+    base = replace(settings, max_new_tokens=CALIBRATE_TOKENS)
+    try:
+        verifier, results = calibrate(ctx.pair(*models), items, target, base, rules, steps=steps)
+    except SpecCascadeError as e:
+        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: None}
+    rows = [(t("method.verifier", lang), "—", verifier, None, 1)] + [
+        (t(f"rule.{r}", lang), f"{c.point.alpha:g}", c.point, c.met, c.evaluations)
+        for r, c in results.items()
+    ]
+    table = pd.DataFrame(
+        [
+            {
+                t("views.cal.col.rule", lang): name,
+                "α": alpha,
+                t("views.cal.col.calls", lang): round(p.calls_per_token, 3),
+                t("views.cal.col.accuracy", lang): round(p.accuracy, 2),
+                t("views.cal.col.time", lang): round(p.wall_s, 2),
+                t("views.cal.col.met", lang): "—"
+                if met is None
+                else t("views.cal.yes" if met else "views.cal.no", lang),
+                t("views.cal.col.runs", lang): n,
+            }
+            for name, alpha, p, met, n in rows
+        ]
+    )
+    note = t("views.cal.note", lang, items=len(items), steps=steps, tokens=CALIBRATE_TOKENS)
+    return {v.cal_note: note, v.cal_table: table}
+
+
+# -- JSON API (gradio_client): data in, data out ---------------------------------------------
+
+
+def plane_api(trace: dict, alpha: float | None = None, rule: str | None = None) -> dict:
+    """The decision plane of a trace (the /run output `trace_json`): every drafted position on
+    the rule's axes with its decision at alpha, and the boundary's line in that box."""
+    tr = trace_from_data(trace)
+    plane = plane_points(tr, rule, alpha)
+    line = boundary(plane.rule, plane.alpha).line(box(plane))
+    return {
+        "rule": plane.rule,
+        "alpha": plane.alpha,
+        "x": plane.x,
+        "y": plane.y,
+        "points": [asdict(p) for p in plane.points],
+        "boundary": line,
+    }
+
+
+def replay_api(trace: dict, round: int = 0) -> dict:
+    """One round of a trace (the /run output `trace_json`) replayed from its record."""
+    return asdict(replay_round(trace_from_data(trace), int(round)))
