@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from .drafting import DRAFT_POLICIES
 from .engine import METHODS, Settings
 from .errors import ModelRuntimeError, SpecCascadeError
 from .rules import RULES, SPEC_CASCADE_RULES
@@ -38,6 +39,18 @@ def _add_decoding_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=d.seed)
     g.add_argument("--stop", action="append", default=None, help="stop string (repeatable)")
     g.add_argument("--no-chat", action="store_true", help="do not apply the chat template")
+    g.add_argument(
+        "--draft-policy",
+        default=d.draft_policy,
+        choices=list(DRAFT_POLICIES),
+        help="how far the drafter runs ahead: fixed gamma, HF's heuristic, or stop when unsure",
+    )
+    g.add_argument(
+        "--draft-threshold",
+        type=float,
+        default=d.draft_threshold,
+        help="confidence policy: stop a draft after a token with drafter max q below this",
+    )
 
 
 def load_from_args(args: argparse.Namespace):
@@ -63,6 +76,8 @@ def decoding_settings(args: argparse.Namespace) -> Settings:
         seed=args.seed,
         stop=tuple(args.stop or ()),
         chat=False if args.no_chat else None,
+        draft_policy=args.draft_policy,
+        draft_threshold=args.draft_threshold,
     )
 
 
@@ -77,6 +92,11 @@ def _format_summary(s) -> str:
     if s.acceptance_rate is not None:
         rows.append(("acceptance rate", f"{s.acceptance_rate:.3f} of {s.drafted} drafts"))
         rows.append(("mean accepted/round", f"{s.mean_accepted_length:.2f}"))
+    if s.mean_window is not None:
+        rows.append(
+            ("draft windows", f"{s.draft_policy}: mean {s.mean_window:.2f}, "
+             f"{s.wasted_drafts} drafter forwards on drafts not kept")
+        )  # fmt: skip
     if s.ideal_speedup is not None:
         rows.append(("ideal speed-up", f"{s.ideal_speedup:.2f}x (cost ratio {s.cost_ratio:.3f})"))
     rows += [("note", n) for n in s.notes]
@@ -232,7 +252,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     gammas = [int(g) for g in args.gammas.split(",")]
     temps = [float(t) for t in args.temperatures.split(",")]
     rules = args.rules.split(",")
-    configs = bench_configs(rules, args.alphas, gammas, temps, hf=not args.no_hf)
+    policies = args.policies.split(",")
+    configs = bench_configs(rules, args.alphas, gammas, temps, hf=not args.no_hf, policies=policies)
     bar = tqdm(unit="run", desc="bench")
 
     def progress(done: int, total: int, label: str) -> None:
@@ -337,6 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-story", action="store_true", help="skip the story targets")
     bench.add_argument("--alphas", type=int, default=5, help="alphas per swept method")
     bench.add_argument("--gammas", default="4", help="comma-separated draft windows")
+    bench.add_argument(
+        "--policies",
+        default="fixed",
+        help="comma-separated draft policies (SD and the default cascade get each)",
+    )
     bench.add_argument("--temperatures", default="0,1", help="comma-separated")
     bench.add_argument("--rules", default=",".join(SPEC_CASCADE_RULES))
     bench.add_argument("--max-new-tokens", type=int, default=48)

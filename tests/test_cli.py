@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -85,3 +86,12 @@ def test_console_script_entry_point():
         assert name in done.stdout
     bad = subprocess.run([script, "nope"], capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "nope" in bad.stderr  # argparse's error, through the script
+
+
+def test_generate_with_a_draft_policy(capsys):
+    from speccascade.cli import main
+
+    assert main(["generate", "Who is Michael Collins?", "--temperature", "0",
+                 "--draft-policy", "confidence", "--draft-threshold", "0.5"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert re.search(r"draft windows +confidence: mean [\d.]+, \d+ drafter forwards", out)
