@@ -174,3 +174,25 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
     assert "transformers" in doc["meta"] and "/" not in doc["meta"]["pair"]
     raw = pd.read_csv(out / "raw.csv")
     assert {"seed", "sample", "text", "wall_s"} <= set(raw.columns)
+
+
+def test_policy_axis_pins_hf_schedules(llama_pair):
+    from speccascade.bench import HF_ASSISTED, HF_SCHEDULES, hf_generate, run_config
+
+    configs = bench_configs(
+        ["token_v3"], 2, [3], [0.0], policies=["fixed", "heuristic", "confidence"]
+    )
+    sd = {c.policy for c in configs if c.method == "speculative"}
+    cascade = {c.policy for c in configs if c.method == "spec_cascade" and c.alpha == 0.5}
+    hf = {c.policy for c in configs if c.method == HF_ASSISTED}
+    assert sd == cascade == {"fixed", "heuristic", "confidence"}
+    assert hf == set(HF_SCHEDULES) == {"fixed", "heuristic"}  # HF has no confidence twin here
+    assert len({c.label for c in configs}) == len(configs)
+    ids = llama_pair.encode("hi")
+    before = llama_pair.drafter.generation_config
+    ours = run_config(llama_pair, next(c for c in configs if c.method == "speculative"
+                                       and c.policy == "heuristic"), "hi", 12, 0)  # fmt: skip
+    theirs, _ = hf_generate(llama_pair, ids, 12, gamma=3, policy="heuristic")
+    assert ours["token_ids"] == theirs  # greedy SD is the verifier's output either way
+    assert ours["wasted_drafts"] is not None
+    assert llama_pair.drafter.generation_config is before  # the schedule was pinned for one call
