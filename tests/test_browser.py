@@ -215,3 +215,73 @@ def test_chinese_page_has_no_english_ui_left(url, browser, viewport, name):
         assert not latin, (tab, [prose[m.start() - 30 : m.end() + 30] for m in latin[:8]])
     shot(page, f"{name}-run.png")
     page.close()
+
+
+def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
+    """The views beyond one run: Inspect's decision plane and round replay, the Compare tab's
+    diff, a link to the run opened in a new page, the run's own trace.json opened again; and
+    the Inspect tab on a phone in Chinese."""
+    page = open_page(browser, url, DESKTOP)
+    page.locator("#prompt textarea").fill("Who is Michael Collins?")
+    page.locator("#run").click()
+    wait_text(page, "#status", "Done:")
+    n = page.locator("#tokens .sc-tok").count()
+    assert n > 0
+
+    page.get_by_role("tab", name="Inspect").click()
+    page.wait_for_selector("#plane .js-plotly-plot", timeout=30_000)
+    assert re.search(
+        r"\d+ drafts at α = 0\.5: \d+ deferred", page.locator("#plane-note").inner_text()
+    )
+    wait_text(page, "#replay", "round 0 (rounds 0–")
+    assert "rule: p(x)" in page.locator("#replay").inner_text()  # the rule's arithmetic
+    assert_fits(page, "inspect-en", first_screen=False)
+    shot(page, "inspect-en.png")
+    page.get_by_role("button", name="Next ▶").click()
+    wait_text(page, "#replay", "round 1 (rounds 0–")
+    assert page.locator("#replay-round input[type=number]").input_value() == "1"
+
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#diff-run").click()
+    wait_text(page, "#diff", "drafter alone · key facts")
+    diff = page.locator("#diff").inner_text()
+    assert "speculative cascade · TokenV3" in diff and "verifier alone · key facts" in diff
+    shot(page, "diff-en.png")
+
+    page.get_by_role("tab", name="Run").click()
+    page.locator("#share").click()
+    wait_text(page, "#status", "Link made")
+    link = page.locator("#share-link textarea").input_value()
+    assert link.startswith(url) and "prompt=Who+is+Michael+Collins" in link
+    assert page.url == link  # the address bar holds it too
+    with page.expect_download() as download:
+        page.locator('a[download="trace.json"]').click()
+    trace = tmp_path / "trace.json"
+    download.value.save_as(trace)
+    page.close()
+
+    # the link fills a fresh page's controls, ready to run
+    linked = open_page(browser, link, DESKTOP)
+    wait_text(linked, "#status", "Settings restored from the link.")
+    assert linked.locator("#prompt textarea").input_value() == "Who is Michael Collins?"
+    assert linked.locator("#tokens .sc-tok").count() == 0  # nothing ran
+    # the page's own trace file restores the run's panels without a model run
+    with linked.expect_file_chooser() as chooser:
+        linked.locator("#open-trace").click()
+    chooser.value.set_files(trace)
+    wait_text(linked, "#status", f"Restored a run of {n} tokens from the file")
+    assert linked.locator("#tokens .sc-tok").count() == n
+    linked.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
+    assert linked.locator(".error, .toast-body.error").count() == 0
+    linked.close()
+
+    phone = open_page(browser, url, PHONE, locale="zh-CN")
+    phone.locator("#run").click()
+    wait_text(phone, "#status", "完成")
+    phone.get_by_role("tab", name="检视").click()
+    phone.wait_for_selector("#plane .js-plotly-plot", timeout=30_000)
+    wait_text(phone, "#replay", "第 0 轮")
+    assert re.search(r"共 \d+ 个草稿", phone.locator("#plane-note").inner_text())
+    assert_fits(phone, "phone-inspect-zh", first_screen=False)
+    shot(phone, "phone-inspect-zh.png")
+    phone.close()
