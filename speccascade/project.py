@@ -285,6 +285,7 @@ def custom_profile(
 # jobs the minimum estimates what a step costs without them (their load only ever adds).
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
     "median": statistics.median,
+    "mean": statistics.fmean,
     "min": min,
 }
 
@@ -407,23 +408,26 @@ def _forward_table(
 
 
 def measure_overheads(
-    pair: ModelPair, prompt: str | list[int], gamma: int, tokens: int
+    pair: ModelPair, prompt: str | list[int], gamma: int, tokens: int, repeats: int = 3
 ) -> tuple[float, float]:
-    """(ms per round, ms per drafted token) the engine spends outside forwards: the drafter
-    alone gives the per-round part (one token per round), then the default speculative
-    cascade's rounds give the per-draft part on top. Each from the second of two runs (the
-    first warms up)."""
+    """(ms per round, ms per drafted token) the engine spends outside forwards: a run's wall
+    time minus its summed forward seconds. The drafter alone gives the per-round part (one
+    token per round); the default speculative cascade's rounds then give the per-draft part
+    on top of it. Medians over `repeats` runs of each, after one warm-up run."""
     base = replace(APP_DEFAULTS, gamma=gamma, max_new_tokens=tokens, temperature=0.0)
-    runs = {}
-    for method in ("drafter", APP_DEFAULTS.method):
+
+    def runs(method: str) -> list[Trace]:
         settings = replace(base, method=method)
-        for _ in range(2):
-            runs[method] = generate(pair, prompt, settings).summary
-    d = runs["drafter"]
-    round_s = max(0.0, _gap(d)) / max(1, d.drafter_calls)
-    sc = runs[APP_DEFAULTS.method]
-    rounds_sc = sc.verifier_calls  # one verifier call per speculative round
-    draft_s = max(0.0, _gap(sc) - rounds_sc * round_s) / max(1, sc.drafted)
+        generate(pair, prompt, settings)
+        return [generate(pair, prompt, settings) for _ in range(repeats)]
+
+    round_s = statistics.median(
+        max(0.0, _gap(tr.summary)) / max(1, len(tr.rounds)) for tr in runs("drafter")
+    )
+    draft_s = statistics.median(
+        max(0.0, _gap(tr.summary) - len(tr.rounds) * round_s) / max(1, tr.summary.drafted)
+        for tr in runs(APP_DEFAULTS.method)
+    )
     return 1e3 * round_s, 1e3 * draft_s
 
 
@@ -850,7 +854,7 @@ def _replay(
             accepted, emitted, calls = k, k + 1, g
         elif s + g <= n:  # the whole window lies in the text and is kept
             # a bonus forward at the very end of the text is uncertain under an unknown budget
-            budget_unsure |= bonus_q and not bonus_sure and s + g == n
+            budget_unsure |= budget is None and bonus_q and not bonus_sure and s + g == n
             accepted, emitted, calls = g, g + int(bonus_may), g + int(bonus_may and bonus_q)
         else:  # kept up to the end of the text; the drafts past it are unknown
             accepted, emitted, calls = n - s, n - s, g
@@ -1069,7 +1073,9 @@ def honesty_check(
     repeats: int = 3,
     min_seconds: float = 0.0,
     profile_repeats: int = 5,
+    profile_seconds: float = 0.25,
     statistic: str = "median",
+    profile_statistic: str = "median",
 ) -> HonestyReport:
     """Does re-pricing this machine's runs with this machine's profile predict their wall
     time? Each method runs once to warm up; then this machine's profile is measured, the
@@ -1088,7 +1094,8 @@ def honesty_check(
         prompt=prompt,
         gamma=settings.gamma,
         repeats=profile_repeats,
-        statistic=statistic,
+        min_seconds=profile_seconds,
+        statistic=profile_statistic,
     )
     stat = STATISTICS[statistic]
     # (the profile before each round and after the last; a round's runs are priced under the
