@@ -303,6 +303,197 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_project(args: argparse.Namespace) -> int:
+    """Re-price traces (files, or live runs of a prompt) under a cost model and print the
+    projection, the best gamma per rule and the break-even acceptance."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from .engine import APP_DEFAULTS, METHOD_REGISTRY, generate
+    from .i18n import variant_label
+    from .project import (
+        best_gammas,
+        breakeven_acceptance,
+        cost_model_dict,
+        project_methods,
+    )
+    from .trace import Trace
+    from .viz_project import assumption_lines, best_gamma_table, projection_table
+
+    if not args.trace and not args.prompt:
+        raise SpecCascadeError(
+            "give --trace FILE.json (from generate --json or the app) or a prompt to run live: "
+            'speccascade project "Who is Buzz Aldrin?"'
+        )
+    pair = None
+    traces: dict[str, Trace] = {}
+    if args.trace:
+        for path in args.trace:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    tr = Trace.from_json(f.read())
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise SpecCascadeError(f"cannot read the trace {path}: {e}") from None
+            traces[_unique(traces, _trace_label(tr), path)] = tr
+    else:
+        pair = _load_for_project(args)
+        base = replace(
+            APP_DEFAULTS,
+            rule=args.rule,
+            alpha=args.alpha,
+            gamma=args.gamma,
+            temperature=args.temperature,
+            max_new_tokens=args.max_new_tokens or APP_DEFAULTS.max_new_tokens,
+            seed=args.seed,
+        )
+        for method in args.methods.split(","):
+            if method not in METHOD_REGISTRY:
+                raise SpecCascadeError(
+                    f"unknown method {method!r}; choose from {', '.join(METHODS)}"
+                )
+            rule = args.rule if METHOD_REGISTRY[method].rules else None
+            settings = replace(base, method=method, rule=rule)
+            generate(pair, args.prompt, settings)  # warm-up: the timed run is the second
+            tr = generate(pair, args.prompt, settings)
+            traces[_trace_label(tr)] = tr
+    cost = _cost_model(args, pair)
+    budget = args.max_new_tokens or (None if args.trace else APP_DEFAULTS.max_new_tokens)
+    records = project_methods(traces, cost)
+    best = best_gammas(traces, cost, max_gamma=args.max_gamma, max_new_tokens=budget)
+    if args.json:
+        out = {"cost_model": cost_model_dict(cost), "projections": records, "best_gamma": best}
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    print(f"PROJECTION under {cost.name!r} (from recorded model calls; not a measurement)")
+    for line in assumption_lines(cost):
+        print(f"  - {line}")
+    print()
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        print(projection_table(records).to_string(index=False))
+        if best:
+            print(f"\nbest draft window per rule (gamma 1..{args.max_gamma}):")
+            print(best_gamma_table(best).to_string(index=False))
+    if best:
+        print("\nbreak-even acceptance per tested draft (projected speed-up = 1):")
+        for row in best:
+            g = row["recorded_gamma"]
+            be = breakeven_acceptance(cost, g, row["rule"])
+            shown = "never pays" if be is None else f"{be:.3f}"
+            got = row["acceptance"]
+            have = "" if got is None else f" (this run: {got:.3f})"
+            print(f"  {variant_label(row['label'])} at gamma={g}: {shown}{have}")
+    return 0
+
+
+def _trace_label(tr) -> str:
+    from .engine import METHOD_REGISTRY
+
+    s = tr.summary
+    row = METHOD_REGISTRY.get(s.method)
+    return f"{s.method}/{s.rule}" if row is not None and row.rules and s.rule else s.method
+
+
+def _unique(taken, label: str, path: str) -> str:
+    """`label`, or `label (file name)` when another trace has it already."""
+    from pathlib import Path
+
+    return label if label not in taken else f"{label} ({Path(path).name})"
+
+
+# Weight formats the roofline prices but this machine does not load models in.
+_ROOFLINE_ONLY_DTYPES = ("fp8", "int8", "int4")
+
+
+def _load_for_project(args: argparse.Namespace):
+    if args.dtype in _ROOFLINE_ONLY_DTYPES:
+        args = argparse.Namespace(**{**vars(args), "dtype": "auto"})
+    return load_from_args(args)
+
+
+def _cost_model(args: argparse.Namespace, pair):
+    """The cost model --profile names, built from its options (loading the pair where the
+    profile needs it: measured, or a roofline without parameter counts)."""
+    from .project import build_profile, count_params
+
+    if args.profile == "measured":
+        pair = pair or _load_for_project(args)
+        return build_profile("measured", pair, repeats=args.repeats, gamma=args.gamma)
+    if args.profile == "roofline":
+        d, v = args.drafter_params, args.verifier_params
+        if d is None or v is None:
+            counted = count_params(pair or _load_for_project(args))
+            d, v = d or counted[0], v or counted[1]
+        return build_profile(
+            "roofline",
+            d,
+            v,
+            gpu=args.gpu,
+            dtype="bfloat16" if args.dtype == "auto" else args.dtype,
+            bandwidth_tbs=args.bandwidth_tbs,
+            tflops=args.tflops,
+            launch_ms=args.launch_ms,
+            round_overhead_ms=args.round_overhead_ms or 0.0,
+            draft_overhead_ms=args.draft_overhead_ms or 0.0,
+        )
+    if args.drafter_ms is None or args.verifier_fixed_ms is None:
+        raise SpecCascadeError("--profile custom needs --drafter-ms and --verifier-fixed-ms")
+    return build_profile(
+        "custom",
+        args.drafter_ms,
+        args.verifier_fixed_ms,
+        args.verifier_per_token_ms or 0.0,
+        round_overhead_ms=args.round_overhead_ms or 0.0,
+        draft_overhead_ms=args.draft_overhead_ms or 0.0,
+    )
+
+
+def _add_project_args(p: argparse.ArgumentParser) -> None:
+    from .engine import APP_DEFAULTS
+    from .project import GPUS, PROFILES
+
+    p.add_argument("prompt", nargs="?", help="run this prompt live under --methods (no --trace)")
+    p.add_argument(
+        "--trace",
+        action="append",
+        default=None,
+        metavar="FILE.json",
+        help="a trace from `generate --json` or the app's download (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--max-gamma", type=int, default=8, help="largest gamma to re-price")
+    live = p.add_argument_group("live runs (without --trace)")
+    live.add_argument("--methods", default="verifier,drafter,speculative,spec_cascade")
+    live.add_argument("--rule", default=APP_DEFAULTS.rule, help="the cascade's rule")
+    live.add_argument("--alpha", type=float, default=APP_DEFAULTS.alpha)
+    live.add_argument("--gamma", type=int, default=APP_DEFAULTS.gamma)
+    live.add_argument("--temperature", type=float, default=APP_DEFAULTS.temperature)
+    live.add_argument("--seed", type=int, default=0)
+    live.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=None,
+        help=f"token budget of live runs (default {APP_DEFAULTS.max_new_tokens}); with --trace, "
+        "the budget the traces ran with, for exact gamma re-simulation (default: inferred)",
+    )
+    prof = p.add_argument_group("cost model")
+    prof.add_argument("--profile", default="measured", choices=list(PROFILES))
+    prof.add_argument("--repeats", type=int, default=5, help="measured: timings per point")
+    prof.add_argument("--gpu", default="h100-sxm", choices=list(GPUS), help="roofline: GPU")
+    prof.add_argument("--bandwidth-tbs", type=float, default=None, help="roofline: TB/s")
+    prof.add_argument("--tflops", type=float, default=None, help="roofline: peak TFLOP/s")
+    prof.add_argument(
+        "--drafter-params", type=float, default=None, help="roofline (default: the pair's)"
+    )
+    prof.add_argument("--verifier-params", type=float, default=None)
+    prof.add_argument("--launch-ms", type=float, default=1.0, help="roofline: ms per forward")
+    prof.add_argument("--drafter-ms", type=float, default=None, help="custom: ms per forward")
+    prof.add_argument("--verifier-fixed-ms", type=float, default=None, help="custom")
+    prof.add_argument("--verifier-per-token-ms", type=float, default=None, help="custom")
+    prof.add_argument("--round-overhead-ms", type=float, default=None, help="custom, roofline")
+    prof.add_argument("--draft-overhead-ms", type=float, default=None, help="custom, roofline")
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     from .ui import launch
 
@@ -377,6 +568,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="bench-results")
     _add_model_args(bench)
     bench.set_defaults(func=cmd_bench)
+    prj = sub.add_parser(
+        "project",
+        help="re-price runs under a cost model (this machine, a GPU roofline, custom numbers)",
+    )
+    _add_project_args(prj)
+    _add_model_args(prj)
+    prj.set_defaults(func=cmd_project)
     app = sub.add_parser("app", help="start the Gradio analyzer")
     app.add_argument("--host", default=None, help="e.g. 0.0.0.0 to listen on all interfaces")
     app.add_argument("--port", type=int, default=None)

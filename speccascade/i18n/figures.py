@@ -332,4 +332,111 @@ STRINGS: dict[str, tuple[str, str]] = {
         "此记录没有逐个草稿的数据（它早于按轮记录草稿的版本）；请重新运行以回放各轮。",
     ),
     "fig.replay.aria": ("replay of one speculative round", "一轮投机解码的回放"),
+    # -- cost projector (project.py, viz_project.py) ---------------------------------------
+    "fig.proj.title": ("Projected latency — {profile}", "预测延迟——{profile}"),
+    "fig.proj.note": (
+        "A projection from the run's recorded model calls, not a measurement",
+        "由运行记录的模型调用次数推算的预测值，并非实测",
+    ),
+    "fig.proj.profile.measured": ("this machine, measured", "本机实测"),
+    "fig.proj.profile.roofline": ("{gpu} roofline, {dtype}", "{gpu} 屋顶线模型，{dtype}"),
+    "fig.proj.profile.custom": ("custom numbers", "自定义数值"),
+    "fig.proj.method": ("method", "方法"),
+    "fig.proj.tokens": ("tokens", "词元数"),
+    "fig.proj.calls": ("drafter / verifier calls", "起草 / 验证模型调用次数"),
+    "fig.proj.projected": ("projected (s)", "预测耗时（秒）"),
+    "fig.proj.measured": ("measured in the run (s)", "运行实测（秒）"),
+    "fig.proj.verifier_alone": ("verifier alone, projected (s)", "仅验证模型的预测耗时（秒）"),
+    "fig.proj.speedup": ("projected speed-up", "预测加速比"),
+    "fig.proj.basis": ("basis", "依据"),
+    "fig.proj.basis.recorded": ("the run's recorded calls", "运行记录的调用"),
+    "fig.proj.basis.exact": ("exact re-simulation", "精确重放"),
+    "fig.proj.basis.estimate": ("estimate", "估计"),
+    "fig.proj.reason.temperature": (
+        "sampled run (temperature above 0): estimated from the acceptance rate",
+        "采样运行（温度大于 0）：按接受率估计",
+    ),
+    "fig.proj.reason.unrecorded": (
+        "a window drafts where the run never tested a draft: estimated from the acceptance rate",
+        "新窗口需要原运行未检验过的位置：按接受率估计",
+    ),
+    "fig.proj.reason.final_round": (
+        "only the last round is uncertain (drafts past the end of the text)",
+        "仅最后一轮不确定（草稿超出了文本结尾）",
+    ),
+    "fig.proj.x": ("seconds (projected)", "秒（预测）"),
+    "fig.proj.measured_mark": ("measured in the run", "运行实测"),
+    "fig.proj.baseline": ("verifier alone (projected)", "仅验证模型（预测）"),
+    "fig.proj.empty": ("No runs to project yet", "还没有可预测的运行"),
+    "fig.proj.prefill": (
+        "The verifier's first call also reads the prompt: it is priced as one forward over the "
+        "prompt and the drafted tokens.",
+        "验证模型的第一次调用还要读入提示：按一次覆盖提示和草稿词元的前向计算计价。",
+    ),
+    "fig.proj.gamma.title": (
+        "Projected speed-up by draft window γ — {profile}",
+        "不同草稿窗口 γ 的预测加速比——{profile}",
+    ),
+    "fig.proj.gamma.x": ("draft window γ", "草稿窗口 γ"),
+    "fig.proj.gamma.y": (
+        "projected speed-up over the verifier alone (×)",
+        "相对仅验证模型的预测加速比（×）",
+    ),
+    "fig.proj.gamma.best": ("best γ = {g}", "最佳 γ = {g}"),
+    "fig.proj.best.recorded_gamma": ("γ of the run", "运行时的 γ"),
+    "fig.proj.best.recorded_speedup": ("projected speed-up at that γ", "该 γ 下的预测加速比"),
+    "fig.proj.best.best_gamma": ("best γ", "最佳 γ"),
+    "fig.proj.best.speedup": ("projected speed-up at the best γ", "最佳 γ 下的预测加速比"),
+    "fig.proj.best.acceptance": ("acceptance per tested draft", "每个受检草稿的接受率"),
+    "fig.proj.best.breakeven": (
+        "break-even acceptance at the best γ",
+        "最佳 γ 下的盈亏平衡接受率",
+    ),
+    "fig.proj.never": ("never pays", "始终不划算"),
+    "fig.proj.assume.measured": (
+        "forward times measured on this machine ({device}, {threads} threads) after a "
+        "{prompt}-token prompt, at least {repeats} repeats each",
+        "前向计算耗时在本机测得（{device}，{threads} 个线程），先读入 {prompt} 个词元的提示，"
+        "每项至少重复 {repeats} 次",
+    ),
+    "fig.proj.assume.table": (
+        "each forward priced from measured times over 1 to {n} new tokens and over the "
+        "prompt, linear between the points and beyond them",
+        "每次前向计算按实测表计价（1 到 {n} 个新词元以及整段提示），点与点之间及两端之外按线性推算",
+    ),
+    "fig.proj.assume.overhead_measured": (
+        "host work outside the forwards, measured from real runs: {round_ms} ms per round "
+        "+ {draft_ms} ms per drafted token",
+        "前向计算之外的主机开销，由实际运行测得：每轮 {round_ms} 毫秒，每个草稿词元另加 "
+        "{draft_ms} 毫秒",
+    ),
+    "fig.proj.assume.overhead": (
+        "host work outside the forwards: {round_ms} ms per round + {draft_ms} ms per drafted token",
+        "前向计算之外的主机开销：每轮 {round_ms} 毫秒，每个草稿词元另加 {draft_ms} 毫秒",
+    ),
+    "fig.proj.assume.memory_bound": (
+        "decoding is memory-bound: a forward reads every weight once, {bytes} bytes per "
+        "parameter ({dtype}), at {bw} TB/s ({gpu})",
+        "解码受显存带宽限制：每次前向计算把全部权重读一遍，每个参数 {bytes} 字节（{dtype}），"
+        "带宽 {bw} TB/s（{gpu}）",
+    ),
+    "fig.proj.assume.params": (
+        "drafter {d} parameters, verifier {v} parameters",
+        "起草模型 {d} 个参数，验证模型 {v} 个参数",
+    ),
+    "fig.proj.assume.compute": (
+        "each token scored in the same pass adds 2 operations per parameter at {tflops} "
+        "trillion per second, on top of the weight read (an upper bound)",
+        "同一次前向中每多评分一个词元，每个参数另加 2 次运算，按每秒 {tflops} 万亿次计，"
+        "与读权重的时间相加（上界）",
+    ),
+    "fig.proj.assume.launch": (
+        "{ms} ms fixed per forward (kernel launches, framework)",
+        "每次前向计算固定 {ms} 毫秒（内核启动与框架开销）",
+    ),
+    "fig.proj.assume.ignored": (
+        "not counted: reading the KV cache and activations (short contexts, one request)",
+        "未计入：读取键值缓存与激活值（上下文短，单个请求）",
+    ),
+    "fig.proj.assume.custom": ("numbers entered by the user", "用户输入的数值"),
 }
