@@ -144,6 +144,7 @@ class AppContext:
     config: ServeConfig
     cache: PairCache
     _speed: dict = field(default_factory=dict)
+    _profiles: dict = field(default_factory=dict)
     _stops: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -156,6 +157,15 @@ class AppContext:
         if key not in self._speed:
             self._speed[key] = verifier_seconds_per_token(self.pair(preset, drafter, verifier))
         return self._speed[key]
+
+    def measured_profile(self, preset, drafter="", verifier=""):
+        """This machine's cost model for a pair (project.measure_profile), timed once."""
+        from .project import measure_profile
+
+        key = self.cache.key(preset, drafter, verifier)
+        if key not in self._profiles:
+            self._profiles[key] = measure_profile(self.pair(preset, drafter, verifier))
+        return self._profiles[key]
 
     def measured(self, preset, drafter="", verifier="") -> bool:
         return self.cache.key(preset, drafter, verifier) in self._speed
@@ -194,6 +204,7 @@ class Page:
     lang: gr.State
     trace: gr.State
     story: gr.State
+    compared: gr.State  # the last Compare's traces by method label (the projector re-prices)
     prompt: gr.Textbox
     examples: gr.Dataset
     preset: gr.Dropdown
@@ -368,6 +379,7 @@ def layout(config: ServeConfig) -> Page:
                     value=APP_DEFAULTS.draft_threshold,
                     step=0.05,
                     label=label("ui.draft_threshold"),
+                    interactive=DRAFT_POLICIES[APP_DEFAULTS.draft_policy].stops_early,
                     elem_id="draft-threshold",
                 )
                 preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=label("ui.pair"))
@@ -408,7 +420,7 @@ def layout(config: ServeConfig) -> Page:
                 )
                 time_fig = gr.Plot(label=label("ui.timeline"), elem_id="timeline")
                 drafting_note = gr.Markdown("", elem_id="drafting-note")
-                drafting = gr.Plot(label=label("ui.drafting"), elem_id="drafting")
+                drafting = gr.Plot(show_label=False, elem_id="drafting")
                 files = gr.File(label=label("ui.downloads"), file_count="multiple")
                 with gr.Row(equal_height=True):
                     share_btn = gr.Button(label("ui.share"), size="sm", elem_id="share")
@@ -455,6 +467,8 @@ def layout(config: ServeConfig) -> Page:
                 sweep_fig = gr.Plot(show_label=False, elem_id="sweep-fig")
                 sweep_table = gr.Dataframe(interactive=False, elem_id="sweep-table")
                 cal = ui_views.calibrate_parts(label, lang)
+            with gr.Tab(label("ui.tab_project"), id="project"):
+                proj = ui_views.project_parts(label, lang)
             with gr.Tab(label("ui.tab_learn"), id="learn"):
                 learn = gr.Markdown(
                     learn_markdown(lang, None), latex_delimiters=LATEX, elem_id="learn"
@@ -463,6 +477,7 @@ def layout(config: ServeConfig) -> Page:
         lang=lang_state,
         trace=trace_state,
         story=story_state,
+        compared=gr.State(None),
         prompt=prompt,
         examples=examples,
         preset=preset,
@@ -513,7 +528,7 @@ def layout(config: ServeConfig) -> Page:
         sweep_fig=sweep_fig,
         sweep_table=sweep_table,
         learn=learn,
-        views=ui_views.Views(**inspect, **diff, **cal),
+        views=ui_views.Views(**inspect, **diff, **cal, **proj),
     )
 
 
@@ -763,7 +778,7 @@ def _shown(
         page.verdict: verdict_text(trace, ctx.verifier_speed(*models) if measure else None, lang),
         page.whatif_note: "",
         page.drafting: viz.drafting(trace, lang=lang),
-        page.drafting_note: viz.drafting_note(trace, lang=lang),
+        page.drafting_note: f"**{t('ui.drafting', lang)}** · {viz.drafting_note(trace, lang=lang)}",
         page.status: status,
         page.learn: learn_markdown(lang, example) if example is not None else gr.skip(),
         page.trace: trace,
@@ -884,6 +899,16 @@ def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lan
         return {page.status: t("status.error", lang, message=_message(e, lang))}
     out = _shown(ctx, page, trace, models, lang, prompt, measure=False)
     out[page.status] = t("share.restored_trace", lang, n=trace.summary.new_tokens)
+    s = trace.summary  # the controls say what the restored run used
+    out[page.method] = s.method
+    if s.rule in SPEC_CASCADE_RULES:
+        out[page.rule] = s.rule
+    out[page.alpha] = alpha_update(s.method, s.rule, s.alpha, lang)
+    out[page.gamma] = gr.update(value=s.gamma, maximum=max(12, s.gamma))
+    out[page.temperature] = gr.update(value=s.temperature, maximum=max(2, s.temperature))
+    out[page.draft_policy] = s.draft_policy
+    if s.draft_threshold is not None:
+        out[page.draft_threshold] = s.draft_threshold
     return out
 
 
@@ -1184,9 +1209,10 @@ def run_compare(
     item = find_item(prompt)
     facts = item.facts if item else ()
     runs = compare(pair, prompt, variants, settings=settings, facts=facts)
-    table = None
+    table, traces = None, {}
     try:
-        for k, (_, _, table) in enumerate(runs):
+        for k, (variant, trace, table) in enumerate(runs):
+            traces[variant.label] = trace
             progress((k + 1) / len(variants))
             if k + 1 < len(variants):
                 nxt = variants[k + 1]
@@ -1210,6 +1236,7 @@ def run_compare(
         + t("compare.columns", lang),
         page.compare_fig: viz.speed_quality(table, lang=lang),
         page.compare_table: compare_view(table, lang),
+        page.compared: traces,
     }
 
 
@@ -1539,7 +1566,7 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
     p.compare_btn.click(
         _bind(run_compare, ctx, p),
         [p.prompt, *models, p.rule, p.alpha, p.gamma, p.temperature, p.max_new, p.seed, p.lang],
-        [p.tabs, p.compare_status, p.compare_fig, p.compare_table],
+        [p.tabs, p.compare_status, p.compare_fig, p.compare_table, p.compared],
         api_name="compare",
         **heavy,
     )
@@ -1638,10 +1665,10 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
         queue=False,
     )
     gr.api(rule_info, api_name="rule_info")
-    p.upload.upload(
+    opened = p.upload.upload(
         _bind(open_trace, ctx, p),
         [p.upload, *models, p.lang],
-        [*p.run_outputs, p.share_link],
+        [*p.run_outputs, p.share_link, *p.knobs, p.draft_policy, p.draft_threshold],
         api_name="load_trace",
         queue=False,
     )
@@ -1664,10 +1691,10 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
         api_name=False,
         queue=False,
     )
-    _wire_views(ctx, p, models, heavy)
+    _wire_views(ctx, p, models, heavy, opened)
 
 
-def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict) -> None:
+def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict, opened) -> None:
     """The analysis views: they follow the last run (its trace State), the what-if α and
     their own controls; their JSON API is data in, data out."""
     v = p.views
@@ -1714,14 +1741,24 @@ def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict) -> None:
         queue=False,
     )
     p.alpha.change(**plane_io)
-    v.replay_round.release(replay, replay_in, replay_out, api_name=False, queue=False)
+    step_out = [*replay_out, v.replay_timer, v.replay_play]
+    v.replay_round.release(replay, replay_in, step_out, api_name=False, queue=False)
     v.replay_prev.click(
-        functools.partial(replay, step=-1), replay_in, replay_out, api_name=False, queue=False
+        functools.partial(replay, step=-1), replay_in, step_out, api_name=False, queue=False
     )
     v.replay_next.click(
-        functools.partial(replay, step=1), replay_in, replay_out, api_name=False, queue=False
+        functools.partial(replay, step=1), replay_in, step_out, api_name=False, queue=False
     )
-    v.replay_play.click(lambda: gr.Timer(active=True), None, v.replay_timer, api_name=False)
+    playing = gr.State(False)
+    v.replay_play.click(
+        lambda on, lang="en": {**ui_views.replay_toggle(p, on, lang), playing: not on},
+        [playing, p.lang],
+        [v.replay_timer, v.replay_play, playing],
+        api_name=False,
+        queue=False,
+    )
+    for event in (v.replay_round.release, v.replay_prev.click, v.replay_next.click):
+        event(lambda: False, None, playing, api_name=False, queue=False)
     v.replay_timer.tick(tick, replay_in, [*replay_out, v.replay_timer], api_name=False, queue=False)
 
     def diff(prompt, preset, drafter, verifier, rule, alpha, gamma, temperature, max_new, seed,
@@ -1777,6 +1814,36 @@ def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict) -> None:
         api_name="calibrate",
         **heavy,
     )
+    proj_inputs = [
+        v.proj_profile,
+        v.proj_gpu,
+        v.proj_dtype,
+        v.proj_drafter_params,
+        v.proj_verifier_params,
+        v.proj_launch_ms,
+        v.proj_drafter_ms,
+        v.proj_verifier_fixed_ms,
+        v.proj_verifier_token_ms,
+        v.proj_round_ms,
+    ]
+    keys = ["gpu", "dtype", "drafter_params", "verifier_params", "launch_ms", "drafter_ms",
+            "verifier_fixed_ms", "verifier_token_ms", "round_ms"]  # fmt: skip
+
+    def project(compared, trace, profile, *rest):
+        *numbers, preset, drafter, verifier, lang = rest
+        values = {k: (_num(x) if k not in ("gpu", "dtype") else x) for k, x in zip(keys, numbers)}
+        return ui_views.project_view(
+            ctx, p, compared, trace, profile, [preset, drafter, verifier], values, lang
+        )
+
+    v.proj_btn.click(
+        project,
+        [p.compared, p.trace, *proj_inputs, *models, p.lang],
+        [v.proj_note, v.proj_fig, v.proj_table, v.proj_gamma_fig, v.proj_gamma_table],
+        api_name=False,
+        **heavy,
+    )
+    gr.api(ui_views.project_api, api_name="project")
     gr.api(ui_views.plane_api, api_name="plane")
     gr.api(ui_views.replay_api, api_name="replay_round")
 

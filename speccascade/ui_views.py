@@ -22,6 +22,15 @@ from .errors import SpecCascadeError
 from .evalsets import load_evalset
 from .i18n import t
 from .plane import PLANES, boundary, box, plane_points
+from .project import (
+    DTYPE_BYTES,
+    GPUS,
+    PROFILES,
+    CostModel,
+    best_gammas,
+    build_profile,
+    project_methods,
+)
 from .replay import replay_round, rounds_of
 from .rules import SPEC_CASCADE_RULES
 from .serving import budget_problem, prompt_problem
@@ -29,6 +38,13 @@ from .share import trace_from_data
 from .trace import Trace
 from .viz_diff import diff_html
 from .viz_plane import decision_plane_figure
+from .viz_project import (
+    assumptions_html,
+    best_gamma_table,
+    gamma_figure,
+    projection_figure,
+    projection_table,
+)
 from .viz_replay import replay_html
 
 
@@ -52,14 +68,30 @@ class Views:
     cal_btn: gr.Button
     cal_note: gr.Markdown
     cal_table: gr.Dataframe
+    proj_profile: gr.Radio
+    proj_gpu: gr.Dropdown
+    proj_dtype: gr.Dropdown
+    proj_drafter_params: gr.Number
+    proj_verifier_params: gr.Number
+    proj_launch_ms: gr.Number
+    proj_drafter_ms: gr.Number
+    proj_verifier_fixed_ms: gr.Number
+    proj_verifier_token_ms: gr.Number
+    proj_round_ms: gr.Number
+    proj_btn: gr.Button
+    proj_note: gr.Markdown
+    proj_fig: gr.Plot
+    proj_table: gr.Dataframe
+    proj_gamma_fig: gr.Plot
+    proj_gamma_table: gr.Dataframe
 
 
 def inspect_parts(label, lang: str) -> dict:
     """The Inspect tab: the decision plane, then the round replay."""
-    gr.Markdown(t("views.plane.intro", lang), elem_id="plane-intro")
-    plane_note = gr.Markdown(t("views.plane.none", lang), elem_id="plane-note")
+    gr.Markdown(label("views.plane.intro"), elem_id="plane-intro")
+    plane_note = gr.Markdown(label("views.plane.none"), elem_id="plane-note")
     plane_fig = gr.Plot(show_label=False, elem_id="plane")
-    gr.Markdown(t("views.replay.intro", lang), elem_id="replay-intro")
+    gr.Markdown(label("views.replay.intro"), elem_id="replay-intro")
     with gr.Row(equal_height=True):
         replay_prev = gr.Button(label("views.replay.prev"), size="sm", min_width=60)
         replay_play = gr.Button(label("views.replay.play"), size="sm", min_width=60)
@@ -69,7 +101,7 @@ def inspect_parts(label, lang: str) -> dict:
         elem_id="replay-round",
     )  # fmt: skip
     replay_timer = gr.Timer(1.5, active=False)
-    replay_html = gr.HTML(f"<p>{t('views.replay.none', lang)}</p>", elem_id="replay")
+    replay_html = gr.HTML("", elem_id="replay")
     return dict(
         plane_fig=plane_fig,
         plane_note=plane_note,
@@ -84,7 +116,7 @@ def inspect_parts(label, lang: str) -> dict:
 
 def diff_parts(label, lang: str) -> dict:
     """The Compare tab's diff: the cascade beside both models alone, token by token."""
-    gr.Markdown(t("views.diff.intro", lang), elem_id="diff-intro")
+    gr.Markdown(label("views.diff.intro"), elem_id="diff-intro")
     diff_btn = gr.Button(label("views.diff.run"), elem_id="diff-run")
     diff_html = gr.HTML("", elem_id="diff")
     return dict(diff_btn=diff_btn, diff_html=diff_html)
@@ -92,7 +124,7 @@ def diff_parts(label, lang: str) -> dict:
 
 def calibrate_parts(label, lang: str) -> dict:
     """The α sweep tab's calibration: a target in users' terms, each rule's α meeting it."""
-    gr.Markdown(t("views.cal.intro", lang), elem_id="cal-intro")
+    gr.Markdown(label("views.cal.intro"), elem_id="cal-intro")
     with gr.Row():
         cal_max_calls = gr.Number(
             None, label=label("views.cal.max_calls"), minimum=0, maximum=1, step=0.05
@@ -107,7 +139,7 @@ def calibrate_parts(label, lang: str) -> dict:
     )
     cal_btn = gr.Button(label("views.cal.run"), elem_id="cal-run")
     cal_note = gr.Markdown("", elem_id="cal-note")
-    cal_table = gr.Dataframe(interactive=False, wrap=True, elem_id="cal-table")
+    cal_table = gr.Dataframe(interactive=False, wrap=True, visible=False, elem_id="cal-table")
     return dict(
         cal_max_calls=cal_max_calls,
         cal_min_share=cal_min_share,
@@ -116,6 +148,56 @@ def calibrate_parts(label, lang: str) -> dict:
         cal_note=cal_note,
         cal_table=cal_table,
     )
+
+
+def project_parts(label, lang: str) -> dict:
+    """The Project tab: a cost model (this machine, a GPU roofline, or custom numbers) and
+    the recorded runs re-priced under it."""
+    gr.Markdown(label("views.proj.intro"), elem_id="proj-intro")
+    proj_profile = gr.Radio(
+        [(t(f"views.proj.profile.{name}", lang), name) for name in PROFILES],
+        value="roofline",
+        label=label("views.proj.profile"),
+        elem_id="proj-profile",
+    )
+    with gr.Row():
+        proj_gpu = gr.Dropdown(
+            [(g.label, g.name) for g in GPUS.values()], value="h100-sxm",
+            label=label("views.proj.gpu"), min_width=160,
+        )  # fmt: skip
+        proj_dtype = gr.Dropdown(
+            list(DTYPE_BYTES), value="bfloat16", label=label("views.proj.dtype"), min_width=120
+        )
+        proj_launch_ms = gr.Number(
+            1.0, minimum=0, label=label("views.proj.launch_ms"), min_width=120
+        )
+    with gr.Row():
+        proj_drafter_params = gr.Number(
+            135e6, minimum=1, label=label("views.proj.drafter_params"), min_width=160
+        )
+        proj_verifier_params = gr.Number(
+            1.7e9, minimum=1, label=label("views.proj.verifier_params"), min_width=160
+        )
+    with gr.Row():
+        proj_drafter_ms = gr.Number(
+            2.0, minimum=0, label=label("views.proj.drafter_ms"), min_width=120
+        )
+        proj_verifier_fixed_ms = gr.Number(
+            12.0, minimum=0, label=label("views.proj.verifier_fixed_ms"), min_width=120
+        )
+        proj_verifier_token_ms = gr.Number(
+            0.3, minimum=0, label=label("views.proj.verifier_token_ms"), min_width=120
+        )
+        proj_round_ms = gr.Number(0.5, minimum=0, label=label("views.proj.round_ms"), min_width=120)
+    proj_btn = gr.Button(label("views.proj.run"), elem_id="proj-run")
+    proj_note = gr.Markdown("", elem_id="proj-note")
+    proj_fig = gr.Plot(show_label=False, elem_id="proj-fig")
+    proj_table = gr.Dataframe(interactive=False, wrap=True, visible=False, elem_id="proj-table")
+    proj_gamma_fig = gr.Plot(show_label=False, elem_id="proj-gamma-fig")
+    proj_gamma_table = gr.Dataframe(
+        interactive=False, wrap=True, visible=False, elem_id="proj-gamma-table"
+    )
+    return {k: v for k, v in locals().items() if k.startswith("proj_")}
 
 
 CALIBRATE_TOKENS = 32  # eval answers are short; a calibration runs the slice many times
@@ -141,8 +223,11 @@ def plane_view(page, trace: Trace | None, alpha, decode=None, lang: str = "en") 
     a = alpha if isinstance(alpha, (int, float)) and not math.isnan(alpha) else None
     plane = plane_points(trace, rule, a, decode=decode)
     deferred = sum(p.deferred for p in plane.points)
+    key = {"sd": "views.plane.note_sd", "lossy": "views.plane.note_lossy"}.get(
+        plane.rule, "views.plane.note"
+    )
     note = t(
-        "views.plane.note",
+        key,
         lang,
         n=len(plane.points),
         deferred=deferred,
@@ -173,8 +258,21 @@ def replay_view(page, trace: Trace | None, index, decode=None, lang: str = "en")
 
 
 def replay_step(page, trace: Trace | None, index, step: int, decode=None, lang="en") -> dict:
-    """Previous / next round (clamped at the ends)."""
-    return replay_view(page, trace, int(index or 0) + step, decode, lang)
+    """Previous / next round (clamped at the ends); stepping by hand pauses the player."""
+    out = replay_view(page, trace, int(index or 0) + step, decode, lang)
+    out[page.views.replay_timer] = gr.Timer(active=False)
+    out[page.views.replay_play] = gr.update(value=t("views.replay.play", lang))
+    return out
+
+
+def replay_toggle(page, playing: bool, lang="en") -> dict:
+    """Play / pause."""
+    v = page.views
+    key = "views.replay.play" if playing else "views.replay.pause"
+    return {
+        v.replay_timer: gr.Timer(active=not playing),
+        v.replay_play: gr.update(value=t(key, lang)),
+    }
 
 
 def replay_tick(page, trace: Trace | None, index, decode=None, lang="en") -> dict:
@@ -183,6 +281,8 @@ def replay_tick(page, trace: Trace | None, index, decode=None, lang="en") -> dic
     nxt = int(index or 0) + 1
     out = replay_view(page, trace, nxt, decode, lang)
     out[page.views.replay_timer] = gr.Timer(active=nxt < n - 1)
+    if nxt >= n - 1:
+        out[page.views.replay_play] = gr.update(value=t("views.replay.play", lang))
     return out
 
 
@@ -217,6 +317,11 @@ def calibration_plan(rules: int, items: int, limit: int, max_steps: int = 6) -> 
     return None
 
 
+def _positive(x) -> float | None:
+    """A target number from the page: blank or 0 means no such target."""
+    return float(x) if isinstance(x, (int, float)) and x == x and x > 0 else None
+
+
 def calibrate_view(
     ctx, page, max_calls, min_share, rules, models: list, settings: Settings, lang="en"
 ) -> dict:
@@ -224,26 +329,23 @@ def calibrate_view(
     v = page.views
     rules = [r for r in (rules or []) if r]
     try:
-        target = Target(
-            float(max_calls) if max_calls not in (None, "") and max_calls == max_calls else None,
-            float(min_share) if min_share not in (None, "", 0) else None,
-        )
+        target = Target(_positive(max_calls), _positive(min_share))
         if not rules:
             raise SpecCascadeError(t("views.cal.no_rules", lang))
     except SpecCascadeError as e:
-        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: None}
+        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: _hidden()}
     items = [x for x in load_evalset() if x.lang == lang]
     items = [x for lv in ("easy", "hard") for x in [y for y in items if y.level == lv][:2]]
     steps = calibration_plan(len(rules), len(items), ctx.config.max_total_tokens)
     if steps is None:
-        return {v.cal_note: t("views.cal.too_large", lang), v.cal_table: None}
+        return {v.cal_note: t("views.cal.too_large", lang), v.cal_table: _hidden()}
     base = replace(settings, max_new_tokens=CALIBRATE_TOKENS)
     try:
         verifier, results = calibrate(ctx.pair(*models), items, target, base, rules, steps=steps)
     except SpecCascadeError as e:
-        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: None}
+        return {v.cal_note: t("status.error", lang, message=str(e)), v.cal_table: _hidden()}
     rows = [(t("method.verifier", lang), "—", verifier, None, 1)] + [
-        (t(f"rule.{r}", lang), f"{c.point.alpha:g}", c.point, c.met, c.evaluations)
+        (t(f"rule.{r}", lang), f"{c.point.alpha:.3g}", c.point, c.met, c.evaluations)
         for r, c in results.items()
     ]
     table = pd.DataFrame(
@@ -263,7 +365,74 @@ def calibrate_view(
         ]
     )
     note = t("views.cal.note", lang, items=len(items), steps=steps, tokens=CALIBRATE_TOKENS)
-    return {v.cal_note: note, v.cal_table: table}
+    return {v.cal_note: note, v.cal_table: gr.update(value=table, visible=True)}
+
+
+def _hidden() -> dict:
+    return gr.update(value=None, visible=False)
+
+
+# -- cost projector --------------------------------------------------------------------------
+
+
+def cost_model(ctx, profile: str, models: list, values: dict) -> CostModel:
+    """The chosen profile's cost model from the page's numbers (measured: timed once per pair
+    on this machine and kept)."""
+    if profile == "measured":
+        return ctx.measured_profile(*models)
+    if profile == "roofline":
+        return build_profile(
+            "roofline",
+            values["drafter_params"],
+            values["verifier_params"],
+            gpu=values["gpu"],
+            dtype=values["dtype"],
+            launch_ms=values["launch_ms"],
+        )
+    return build_profile(
+        "custom",
+        values["drafter_ms"],
+        values["verifier_fixed_ms"],
+        values["verifier_token_ms"],
+        round_overhead_ms=values["round_ms"],
+    )
+
+
+def project_view(
+    ctx, page, traces: dict | None, trace: Trace | None, profile, models, values, lang="en"
+) -> dict:
+    """Re-price the recorded runs (the Compare tab's, else the last run) under a cost model:
+    latency per method and speed-up against the verifier alone, the best gamma per drafting
+    run (exact where the trace allows, else estimated, labelled), the break-even acceptance."""
+    v = page.views
+    runs = dict(traces or {})
+    if not runs and trace is not None:
+        runs = {trace.summary.method + (f"/{trace.summary.rule}" if trace.summary.rule else ""):
+                trace}  # fmt: skip
+    empty = {
+        v.proj_fig: None,
+        v.proj_table: _hidden(),
+        v.proj_gamma_fig: None,
+        v.proj_gamma_table: _hidden(),
+    }
+    if not runs:
+        return {**empty, v.proj_note: t("views.proj.none", lang)}
+    try:
+        cost = cost_model(ctx, profile, models, values)
+        records = project_methods(runs, cost)
+        gammas = best_gammas(runs, cost)
+    except (SpecCascadeError, ValueError, TypeError) as e:
+        return {**empty, v.proj_note: t("status.error", lang, message=str(e))}
+    note = t("views.proj.note", lang, n=len(runs)) + assumptions_html(cost, lang)
+    return {
+        v.proj_note: note,
+        v.proj_fig: projection_figure(records, lang),
+        v.proj_table: gr.update(value=projection_table(records, lang), visible=True),
+        v.proj_gamma_fig: gamma_figure(gammas, lang) if gammas else None,
+        v.proj_gamma_table: gr.update(value=best_gamma_table(gammas, lang), visible=True)
+        if gammas
+        else _hidden(),
+    }
 
 
 # -- JSON API (gradio_client): data in, data out ---------------------------------------------
@@ -288,3 +457,31 @@ def plane_api(trace: dict, alpha: float | None = None, rule: str | None = None) 
 def replay_api(trace: dict, round: int = 0) -> dict:
     """One round of a trace (the /run output `trace_json`) replayed from its record."""
     return asdict(replay_round(trace_from_data(trace), int(round)))
+
+
+def project_api(
+    trace: dict,
+    profile: str = "roofline",
+    drafter_params: float = 135e6,
+    verifier_params: float = 1.7e9,
+    gpu: str = "h100-sxm",
+    dtype: str = "bfloat16",
+    launch_ms: float = 1.0,
+    drafter_ms: float = 2.0,
+    verifier_fixed_ms: float = 12.0,
+    verifier_token_ms: float = 0.3,
+    round_ms: float = 0.5,
+) -> dict:
+    """A trace (the /run output) re-priced under a roofline or custom cost model: the
+    projection and the best gamma (a projection, never a measurement)."""
+    if profile not in ("roofline", "custom"):
+        raise SpecCascadeError("the API projects under 'roofline' or 'custom' profiles")
+    values = dict(locals())
+    tr = trace_from_data(trace)
+    cost = cost_model(None, profile, [], values)
+    label = tr.summary.method + (f"/{tr.summary.rule}" if tr.summary.rule else "")
+    return {
+        "projection": project_methods({label: tr}, cost),
+        "best_gamma": best_gammas({label: tr}, cost),
+        "kind": "projection",
+    }

@@ -952,29 +952,36 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
             for j, k, n in zip(positions, kept, reached)
         ],
         hoverinfo="text",
+        text=[f"{k}/{n}" for k, n in zip(kept, reached)],  # how many tested: 1/1 is not 40/40
+        textposition="outside",
+        cliponaxis=False,
         name=t("fig.dp.kept_rate", lang),
         showlegend=False,
         row=1,
         col=1,
     )
     idx = [r.index for r in rounds]
-    for key, values, colour, dash in (
-        ("planned", [r.window for r in rounds], TIMELINE_COLOURS["verifier"], "dot"),
-        ("drafted", [r.drafted for r in rounds], TIMELINE_COLOURS["drafted"], "solid"),
-        ("kept", [r.accepted for r in rounds], TIMELINE_COLOURS["kept"], "solid"),
+    # drawn last on top, dotted and hollow, so the planned window shows where it equals the rest
+    for key, values, colour, dash, width in (
+        ("drafted", [r.drafted for r in rounds], TIMELINE_COLOURS["drafted"], "solid", 4),
+        ("kept", [r.accepted for r in rounds], TIMELINE_COLOURS["kept"], "solid", 2),
+        ("planned", [r.window for r in rounds], TIMELINE_COLOURS["verifier"], "dot", 2),
     ):
         fig.add_scatter(
             x=idx,
             y=values,
             mode="lines+markers",
-            line={"color": colour, "dash": dash, "shape": "hv"},
-            marker={"size": 5},
+            line={"color": colour, "dash": dash, "shape": "hv", "width": width},
+            marker={
+                "size": 7 if key == "planned" else 5,
+                "symbol": "circle-open" if key == "planned" else "circle",
+            },  # fmt: skip
             name=t(f"fig.dp.{key}", lang),
             row=2,
             col=1,
         )
     fig.update_xaxes(title_text=t("fig.dp.position", lang), dtick=1, row=1, col=1)
-    fig.update_yaxes(title_text=t("fig.dp.kept_rate", lang), range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text=t("fig.dp.kept_rate", lang), range=[0, 1.2], row=1, col=1)
     fig.update_xaxes(
         title_text=t("fig.tl.round", lang), dtick=max(1, len(rounds) // 8), row=2, col=1
     )

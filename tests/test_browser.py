@@ -207,7 +207,7 @@ def test_chinese_page_has_no_english_ui_left(url, browser, viewport, name):
     caption = play(page, "sd", zh=True)
     assert "场景 1" in caption
     assert_fits(page, f"{name} after a run", first_screen=False)
-    for tab in ("比较", "α 扫描", "原理", "运行"):
+    for tab in ("检视", "比较", "α 扫描", "预测", "原理", "运行"):
         page.get_by_role("tab", name=tab).click()
         text = page.evaluate(VISIBLE_TEXT)
         prose = re.sub(ALLOWED, "", text)

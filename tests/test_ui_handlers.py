@@ -405,7 +405,7 @@ def test_calibration_plan_and_bad_targets(app):
     assert ui_views.calibration_plan(6, 4, 1000) is None
     v = page.views
     out = ui_views.calibrate_view(ctx, page, None, None, ["chow"], list(MODELS), APP_DEFAULTS)
-    assert "give a target" in out[v.cal_note] and out[v.cal_table] is None
+    assert "give a target" in out[v.cal_note] and not out[v.cal_table]["visible"]
     out = ui_views.calibrate_view(ctx, page, 0.5, None, [], list(MODELS), APP_DEFAULTS, "zh")
     assert t("views.cal.no_rules", "zh") in out[v.cal_note]
 
@@ -429,3 +429,25 @@ def test_replay_player_steps_and_stops_at_the_ends(app):
     assert t("views.replay.none", "en") in none[v.replay_html]
     api = ui_views.replay_api(trace.to_dict(), 1)
     assert api["index"] == 1 and len(api["steps"]) == trace.rounds[1].drafted
+
+
+def test_projector_reprices_the_compared_runs_without_a_model(app):
+    from speccascade import ui_views
+
+    ctx, page = app
+    v = page.views
+    trace = last(run(app, prompt=EASY))[page.trace]
+    values = dict(gpu="h100-sxm", dtype="bfloat16", drafter_params=135e6, verifier_params=1.7e9,
+                  launch_ms=1.0, drafter_ms=2.0, verifier_fixed_ms=12.0, verifier_token_ms=0.3,
+                  round_ms=0.5)  # fmt: skip
+    out = ui_views.project_view(ctx, page, None, trace, "roofline", list(MODELS), values, "en")
+    assert "1 recorded run(s) re-priced" in out[v.proj_note]
+    assert out[v.proj_table]["visible"] and len(out[v.proj_table]["value"]) == 1
+    assert out[v.proj_gamma_table]["visible"]  # a drafting run gets its best gamma
+    custom = ui_views.project_view(ctx, page, {"a": trace}, None, "custom", list(MODELS),
+                                   {**values, "drafter_ms": -1}, "zh")  # fmt: skip
+    assert "drafter_ms" in custom[v.proj_note] and not custom[v.proj_table]["visible"]
+    none = ui_views.project_view(ctx, page, None, None, "roofline", list(MODELS), values, "en")
+    assert none[v.proj_note] == t("views.proj.none", "en")
+    api = ui_views.project_api(trace.to_dict(), "custom")
+    assert api["kind"] == "projection" and api["projection"][0]["new_tokens"] == len(trace.tokens)

@@ -362,7 +362,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     # -- share and restore (share.py): permalinks and trace files -------------------------
     "share.link": ("Copy a link to this run", "复制本次运行的链接"),
     "share.copied": ("Link copied", "链接已复制"),
-    "share.restored": ("Settings restored from the link.", "已从链接恢复设置。"),
+    "share.restored": (
+        "Settings restored from the link: press Run.",
+        "已从链接恢复设置：请按“运行”。",
+    ),
     "share.ignored": ("Ignored in the link: {problems}", "链接中以下内容已忽略：{problems}"),
     "share.bad_link": (
         "This link cannot be opened: {detail}",
@@ -375,7 +378,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     # -- analysis views (ui_views.py) and sharing ------------------------------------------
     "ui.tab_inspect": ("Inspect", "检视"),
-    "ui.share": ("Link to this run", "本次运行的链接"),
+    "ui.share": ("Link to these settings", "当前设置的链接"),
     "ui.share_link": (
         "Link (settings and seed; opening it fills the controls)",
         "链接（含设置与种子；打开即填好控件）",
@@ -394,11 +397,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "该运行记录含词元编号 {id}，超出当前模型组合的词表大小 {vocab}：请选择生成它的模型组合",
     ),
     "views.plane.intro": (
-        "**Decision plane.** Every drafted position on the rule's own axes; the line is the α boundary "
-        "(it moves with the α slider). Green: kept, orange: deferred; a ring marks a draft that is "
-        "not the verifier's favourite.",
-        "**决策平面。** 每个草稿位置画在规则自己的坐标轴上；直线是 α 边界（随 α 滑块移动）。"
-        "绿色：保留，橙色：推迟；圆环表示该草稿不是验证模型的首选。",
+        "**Decision plane.** The draft tested at each output position (one point per token), on "
+        "the rule's own axes; the line is the α boundary (it moves with the α slider). Green: "
+        "kept, orange: deferred; a diamond marks a draft that is not the verifier's favourite.",
+        "**决策平面。** 每个输出位置上接受检验的草稿（每个词元一个点），画在规则自己的坐标轴上；"
+        "直线是 α 边界（随 α 滑块移动）。绿色：保留，橙色：推迟；菱形表示该草稿不是验证模型的首选。",
     ),
     "views.plane.none": (
         "Run a speculative method to see its drafts here.",
@@ -414,6 +417,16 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**逐轮回放。** 每一轮的草稿、规则的算式、接受抽样以及被拒草稿的替换词元，"
         "全部来自运行记录（不再运行模型）。",
     ),
+    "views.plane.note_sd": (
+        "{n} drafts; lossless speculative decoding has no α: every draft faces the accept test "
+        "against p ({deferred} may be rejected; {differ} not the verifier's favourite).",
+        "共 {n} 个草稿；无损推测解码没有 α：每个草稿都按 p 做接受检验（{deferred} 个可能被拒；"
+        "{differ} 个不是验证模型的首选）。",
+    ),
+    "views.plane.note_lossy": (
+        "{n} drafts at α = {alpha}: {deferred} may be rejected, {differ} not the verifier's favourite.",
+        "α = {alpha} 时共 {n} 个草稿：{deferred} 个可能被拒，{differ} 个不是验证模型的首选。",
+    ),
     "views.replay.none": (
         "Run a speculative method to replay its rounds.",
         "运行一种推测式方法后可逐轮回放。",
@@ -421,6 +434,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.replay.prev": ("◀ Previous", "◀ 上一轮"),
     "views.replay.next": ("Next ▶", "下一轮 ▶"),
     "views.replay.play": ("Play", "播放"),
+    "views.replay.pause": ("Pause", "暂停"),
     "views.replay.round": ("Round", "轮次"),
     "views.diff.intro": (
         "**Token-aligned diff.** The cascade beside the verifier alone and the drafter alone (same "
@@ -431,9 +445,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.intro": (
         "**Calibrate α.** Equal α values mean different things under different rules: state a "
         "target and find each rule's α that meets it on the eval slice (2 easy + 2 hard "
-        "questions), by bisection.",
+        "questions), by bisection. It runs the slice dozens of times: about a minute here.",
         "**校准 α。** 相同的 α 在不同规则下含义不同：给出目标，用二分法在评测子集"
-        "（2 道简单题 + 2 道难题）上为每条规则找到满足目标的 α。",
+        "（2 道简单题 + 2 道难题）上为每条规则找到满足目标的 α。需要把子集运行几十次：在本机约一分钟。",
     ),
     "views.cal.max_calls": (
         "At most this many verifier calls per token (blank: no cap)",
@@ -462,4 +476,44 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.col.runs": ("evaluations", "评测次数"),
     "views.cal.yes": ("yes", "是"),
     "views.cal.no": ("no", "否"),
+    # -- cost projector (ui_views.project_parts) -------------------------------------------
+    "ui.tab_project": ("Project", "预测"),
+    "views.proj.intro": (
+        "**Cost projector.** Re-price the recorded runs (the last Compare's, else the last run) "
+        "under a cost model, without running the models again: what speed-up they imply on "
+        "other hardware. Everything here is a projection, labelled as such.",
+        "**成本预测。** 在某个成本模型下重新计算已记录运行（最近一次比较的运行，否则为最近一次运行）"
+        "的耗时，无需再次运行模型：看看它们在其他硬件上意味着多少加速。这里的一切都是预测，并如此标注。",
+    ),
+    "views.proj.profile": ("Cost model", "成本模型"),
+    "views.proj.profile.measured": ("this machine (measured)", "本机（实测）"),
+    "views.proj.profile.roofline": ("GPU roofline", "GPU 屋顶线模型"),
+    "views.proj.profile.custom": ("custom numbers", "自定义数值"),
+    "views.proj.gpu": ("GPU (roofline)", "GPU（屋顶线）"),
+    "views.proj.dtype": ("Weights dtype (roofline)", "权重精度（屋顶线）"),
+    "views.proj.launch_ms": (
+        "Launch overhead per forward, ms (roofline)",
+        "每次前向启动开销，毫秒（屋顶线）",
+    ),
+    "views.proj.drafter_params": ("Drafter parameters (roofline)", "起草模型参数量（屋顶线）"),
+    "views.proj.verifier_params": ("Verifier parameters (roofline)", "验证模型参数量（屋顶线）"),
+    "views.proj.drafter_ms": ("Drafter ms per forward (custom)", "起草模型每次前向毫秒（自定义）"),
+    "views.proj.verifier_fixed_ms": (
+        "Verifier ms per forward, fixed part (custom)",
+        "验证模型每次前向毫秒，固定部分（自定义）",
+    ),
+    "views.proj.verifier_token_ms": (
+        "Verifier ms per extra token verified (custom)",
+        "验证模型每多验证一个词元的毫秒（自定义）",
+    ),
+    "views.proj.round_ms": ("Overhead per round, ms (custom)", "每轮额外开销，毫秒（自定义）"),
+    "views.proj.run": ("Project the recorded runs", "预测已记录的运行"),
+    "views.proj.none": (
+        "Run a prompt (or Compare all methods) first: the projector re-prices recorded runs.",
+        "请先运行一个提示（或比较所有方法）：预测器只重新计价已记录的运行。",
+    ),
+    "views.proj.note": (
+        "{n} recorded run(s) re-priced. The cost model assumes:",
+        "已重新计价 {n} 个记录的运行。成本模型的假设：",
+    ),
 }

@@ -237,7 +237,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.diff.empty": ("(no tokens)", "（没有词元）"),
     "fig.diff.aria": ("three outputs aligned token by token", "三个输出逐词元对齐"),
     # -- round replay (replay.py, viz_replay.py) -------------------------------------------
-    "fig.replay.head": ("round {i} (rounds 0–{last})", "第 {i} 轮（共 0–{last} 轮）"),
+    "fig.replay.head": ("round {i} (rounds 0–{last})", "第 {i} 轮（轮次 0–{last}）"),
     "fig.replay.setting": (
         "{method} · α = {alpha} · temperature {t}",
         "{method} · α = {alpha} · 温度 {t}",
