@@ -453,6 +453,7 @@ def layout(config: ServeConfig) -> Page:
                     column_widths=["17%", "23%", "10%", "10%", "10%", "10%", "10%", "10%"],
                 )
                 diff = ui_views.diff_parts(label, lang)
+                proj = ui_views.project_parts(label, lang)
             with gr.Tab(label("ui.tab_sweep"), id="sweep"):
                 with gr.Row():
                     sweep_source = gr.Radio(
@@ -467,8 +468,6 @@ def layout(config: ServeConfig) -> Page:
                 sweep_fig = gr.Plot(show_label=False, elem_id="sweep-fig")
                 sweep_table = gr.Dataframe(interactive=False, elem_id="sweep-table")
                 cal = ui_views.calibrate_parts(label, lang)
-            with gr.Tab(label("ui.tab_project"), id="project"):
-                proj = ui_views.project_parts(label, lang)
             with gr.Tab(label("ui.tab_learn"), id="learn"):
                 learn = gr.Markdown(
                     learn_markdown(lang, None), latex_delimiters=LATEX, elem_id="learn"
@@ -1419,6 +1418,8 @@ def localize(
         page.method: gr.update(choices=method_choices(lang)),
         page.rule: gr.update(choices=rule_choices(lang)),
         page.draft_policy: gr.update(choices=policy_choices(lang)),
+        page.views.proj_profile: gr.update(choices=ui_views.profile_choices(lang)),
+        page.views.cal_rules: gr.update(choices=ui_views.rule_choices(lang)),
         page.sweep_source: gr.update(choices=sweep_sources(lang)),
         page.sweep_x: gr.update(choices=sweep_axes(lang)),
         page.caption: t("story.hint", lang),
@@ -1659,6 +1660,8 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
             p.max_new,
             p.seed,
             *models,
+            p.views.proj_profile,
+            p.views.cal_rules,
         ],
         js="(l, m, r, a) => [navigator.language || 'en', m, r, a]",
         api_name=False,
@@ -1716,7 +1719,8 @@ def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict, opened) -> 
 
     def tick(trace, index, preset, drafter, verifier, lang="en"):
         dec = id_decoder(preset, drafter, verifier)
-        return ui_views.replay_tick(p, trace, _int(index), dec, lang)
+        out = ui_views.replay_tick(p, trace, _int(index), dec, lang)
+        return {**out, playing: out[v.replay_timer].active}
 
     plane_io = dict(
         fn=plane,
@@ -1759,7 +1763,31 @@ def _wire_views(ctx: AppContext, p: Page, models: list, heavy: dict, opened) -> 
     )
     for event in (v.replay_round.release, v.replay_prev.click, v.replay_next.click):
         event(lambda: False, None, playing, api_name=False, queue=False)
-    v.replay_timer.tick(tick, replay_in, [*replay_out, v.replay_timer], api_name=False, queue=False)
+    v.replay_timer.tick(
+        tick,
+        replay_in,
+        [*replay_out, v.replay_timer, v.replay_play, playing],
+        api_name=False,
+        queue=False,
+    )
+    # a restored trace file (its event does not go through the queue) redraws both views too
+    opened.then(**plane_io).then(
+        replay_first, [p.trace, *models, p.lang], replay_out, api_name=False, queue=False
+    )
+    # a plot drawn while its tab was hidden keeps the hidden width: resize on showing a tab
+    p.tabs.select(
+        None,
+        js="() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }",
+        api_name=False,
+        queue=False,
+    )
+    p.draft_policy.change(
+        lambda policy: gr.update(interactive=DRAFT_POLICIES[policy].stops_early),
+        p.draft_policy,
+        p.draft_threshold,
+        api_name=False,
+        queue=False,
+    )
 
     def diff(prompt, preset, drafter, verifier, rule, alpha, gamma, temperature, max_new, seed,
              draft_policy, draft_threshold, lang="en"):  # fmt: skip

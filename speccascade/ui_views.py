@@ -86,6 +86,14 @@ class Views:
     proj_gamma_table: gr.Dataframe
 
 
+def profile_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(f"views.proj.profile.{name}", lang), name) for name in PROFILES]
+
+
+def rule_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(f"rule.{r}", lang), r) for r in SPEC_CASCADE_RULES]
+
+
 def inspect_parts(label, lang: str) -> dict:
     """The Inspect tab: the decision plane, then the round replay."""
     gr.Markdown(label("views.plane.intro"), elem_id="plane-intro")
@@ -133,7 +141,7 @@ def calibrate_parts(label, lang: str) -> dict:
             0.9, label=label("views.cal.min_share"), minimum=0, maximum=1, step=0.05
         )
     cal_rules = gr.CheckboxGroup(
-        [(t(f"rule.{r}", lang), r) for r in PLANE_RULES],
+        rule_choices(lang),
         value=list(CALIBRATE_RULES),
         label=label("views.cal.rules"),
     )
@@ -155,7 +163,7 @@ def project_parts(label, lang: str) -> dict:
     the recorded runs re-priced under it."""
     gr.Markdown(label("views.proj.intro"), elem_id="proj-intro")
     proj_profile = gr.Radio(
-        [(t(f"views.proj.profile.{name}", lang), name) for name in PROFILES],
+        profile_choices(lang),
         value="roofline",
         label=label("views.proj.profile"),
         elem_id="proj-profile",
@@ -202,7 +210,6 @@ def project_parts(label, lang: str) -> dict:
 
 CALIBRATE_TOKENS = 32  # eval answers are short; a calibration runs the slice many times
 CALIBRATE_RULES = ("token_v3", "chow", "diff")
-PLANE_RULES = SPEC_CASCADE_RULES
 
 
 def _error(e: Exception, lang: str) -> str:

@@ -19,7 +19,7 @@ SCENES = ("sd", "cascade", "hard", "alpha")
 # (removed before this).
 ALLOWED = (
     r"speccascade|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
-    r"docs/method\.md|owner/name|max|trace|\.csv|\.json|"
+    r"docs/method\.md|owner/name|max|norm|trace|\.csv|\.json|"
     r"Narasimhan|Leviathan|Chen|Tran-Thien|Kim|arXiv|ICLR|ICML"  # authors and venues cited
 )
 pytestmark = pytest.mark.browser
@@ -207,7 +207,7 @@ def test_chinese_page_has_no_english_ui_left(url, browser, viewport, name):
     caption = play(page, "sd", zh=True)
     assert "场景 1" in caption
     assert_fits(page, f"{name} after a run", first_screen=False)
-    for tab in ("检视", "比较", "α 扫描", "预测", "原理", "运行"):
+    for tab in ("检视", "比较", "α 扫描", "原理", "运行"):
         page.get_by_role("tab", name=tab).click()
         text = page.evaluate(VISIBLE_TEXT)
         prose = re.sub(ALLOWED, "", text)
@@ -247,6 +247,12 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
     diff = page.locator("#diff").inner_text()
     assert "speculative cascade · TokenV3" in diff and "verifier alone · key facts" in diff
     shot(page, "diff-en.png")
+    # the projector re-prices the recorded run under the default GPU roofline
+    page.locator("#proj-run").click()
+    wait_text(page, "#proj-note", "re-priced")
+    page.wait_for_selector("#proj-fig .js-plotly-plot", timeout=30_000)
+    page.locator("#proj-fig").scroll_into_view_if_needed()
+    shot(page, "project-en.png")
 
     page.get_by_role("tab", name="Run").click()
     page.locator("#share").click()
@@ -262,7 +268,7 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
 
     # the link fills a fresh page's controls, ready to run
     linked = open_page(browser, link, DESKTOP)
-    wait_text(linked, "#status", "Settings restored from the link.")
+    wait_text(linked, "#status", "Settings restored from the link")
     assert linked.locator("#prompt textarea").input_value() == "Who is Michael Collins?"
     assert linked.locator("#tokens .sc-tok").count() == 0  # nothing ran
     # the page's own trace file restores the run's panels without a model run
@@ -273,6 +279,8 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
     assert linked.locator("#tokens .sc-tok").count() == n
     linked.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
     assert linked.locator(".error, .toast-body.error").count() == 0
+    linked.get_by_role("tab", name="Inspect").click()  # the views follow the restored run
+    wait_text(linked, "#replay", "round 0 (rounds 0–")
     linked.close()
 
     phone = open_page(browser, url, PHONE, locale="zh-CN")

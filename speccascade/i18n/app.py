@@ -477,12 +477,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.yes": ("yes", "是"),
     "views.cal.no": ("no", "否"),
     # -- cost projector (ui_views.project_parts) -------------------------------------------
-    "ui.tab_project": ("Project", "预测"),
     "views.proj.intro": (
-        "**Cost projector.** Re-price the recorded runs (the last Compare's, else the last run) "
+        "**Cost projector.** Re-price the recorded runs (this tab's Compare, else the last run) "
         "under a cost model, without running the models again: what speed-up they imply on "
         "other hardware. Everything here is a projection, labelled as such.",
-        "**成本预测。** 在某个成本模型下重新计算已记录运行（最近一次比较的运行，否则为最近一次运行）"
+        "**成本预测。** 在某个成本模型下重新计算已记录运行（本页“比较”的运行，否则为最近一次运行）"
         "的耗时，无需再次运行模型：看看它们在其他硬件上意味着多少加速。这里的一切都是预测，并如此标注。",
     ),
     "views.proj.profile": ("Cost model", "成本模型"),
