@@ -19,7 +19,6 @@ verifier_calls), so a round that drafts fewer than gamma tokens is priced as it 
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import time
 from collections import Counter
@@ -281,8 +280,10 @@ def custom_profile(
     )
 
 
-# How repeated timings are summarised: the median by default; on a machine shared with other
-# jobs the minimum estimates what a step costs without them (their load only ever adds).
+# How repeated timings are summarised. The median by default (steady on a quiet machine). On
+# a machine shared with other jobs, short timed steps mostly dodge their bursts while a whole
+# run does not: the mean then prices the load a run meets on average, and the minimum what a
+# step costs without any (their load only ever adds).
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
     "median": statistics.median,
     "mean": statistics.fmean,
@@ -310,19 +311,20 @@ def measure_profile(
     Each model is timed as the engine times it (engine._LM.forward: a DynamicCache, logits
     for the kept positions sliced to the shared vocabulary in float32, the finiteness check)
     over n = 1 .. gamma + 1 new tokens after the prompt, and over the prompt itself (the
-    prefill); the median of `repeats` per n, with the n interleaved so that a burst of load on
-    a shared machine spreads over all of them. The host overhead outside forwards comes from
-    two real runs (drafter alone: per round; the speculative cascade: per drafted token), as
-    their wall time minus their summed forward seconds; without them (`measure_overhead`
-    False) it is a documented estimate of 0."""
+    prefill): at least `repeats` timings per n and more until `min_seconds` per model are
+    spent, summarised by `statistic` (STATISTICS), the n interleaved so that a burst of load
+    on a shared machine spreads over all of them. The host overhead outside forwards comes
+    from real runs (drafter alone: per round; the speculative cascade: per drafted token), as
+    their wall time minus their summed forward seconds (`measure_overheads`); without them
+    (`measure_overhead` False) it is a stated 0."""
     if repeats < 1 or gamma < 1:
         raise SettingsError("repeats and gamma must be >= 1")
     ids = pair.encode(prompt)
     ns = list(range(1, gamma + 2))
     with torch.inference_mode():
-        stat = STATISTICS[statistic]
-        drafter = _forward_table(pair, pair.drafter, ids, ns, repeats, stat, min_seconds)
-        verifier = _forward_table(pair, pair.verifier, ids, ns, repeats, stat, min_seconds)
+        drafter, verifier = _forward_tables(
+            pair, ids, ns, repeats, STATISTICS[statistic], min_seconds
+        )
     round_ms = draft_ms = 0.0
     if measure_overhead:
         round_ms, draft_ms = measure_overheads(pair, prompt, gamma, overhead_tokens)
@@ -357,7 +359,10 @@ def measure_profile(
 
 
 def _timed_forward(pair: ModelPair, model, ids: torch.Tensor, cache, keep: int) -> float:
-    """Seconds of one forward, done as engine._LM.forward does it."""
+    """Seconds of one forward, done as engine._LM.forward does it; then, untimed, the work a
+    decoding step does with the logits before the next forward (the T = 1 softmax, the top-k
+    the trace records, the greedy pick), so that the next forward finds the caches as it
+    would in a run rather than warm from a tight loop (on a CPU that is worth tens of %)."""
     start = time.perf_counter()
     out = model(
         input_ids=ids.to(model.get_input_embeddings().weight.device).view(1, -1),
@@ -369,42 +374,54 @@ def _timed_forward(pair: ModelPair, model, ids: torch.Tensor, cache, keep: int) 
     check_finite(logits, "model")
     if logits.device.type == "cuda":
         torch.cuda.synchronize(logits.device)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    probs = torch.softmax(logits, dim=-1)
+    torch.topk(probs, min(10, probs.shape[-1]), dim=-1)
+    probs.argmax(-1).tolist()
+    return seconds
 
 
-def _forward_table(
+def _forward_tables(
     pair: ModelPair,
-    model,
     prompt_ids: list[int],
     ns: list[int],
     repeats: int,
     statistic: Callable[[list[float]], float] = statistics.median,
     min_seconds: float = 0.0,
-) -> dict[int, float]:
-    """Median ms of a forward over n new tokens after the prompt, for each n, plus the
-    prefill (n = prompt length, one kept position, as a single-model run's first step)."""
+) -> tuple[dict[int, float], dict[int, float]]:
+    """ms of a drafter and a verifier forward over n new tokens after the prompt
+    (`statistic` of the timings), for each n, plus the prefill (n = prompt length, one kept
+    position, as a single-model run's first step). Each cache is cropped back after each
+    step, so every step sees the prompt. (Timing the models in turns, as a speculative round
+    runs them, prices the drafter as if the verifier had just flushed the CPU caches, which
+    it has in a cascade but not in a drafter-alone run: one table per model, with each
+    step's own bookkeeping in between, matches both within the noise.)"""
     prompt = torch.tensor(prompt_ids, dtype=torch.long)
-    cache = DynamicCache(config=model.config)
-    _timed_forward(pair, model, prompt, cache, 1)  # the cache the timed steps extend
+    models = (pair.drafter, pair.verifier)
+    caches = [DynamicCache(config=m.config) for m in models]
+    for m, c in zip(models, caches):
+        _timed_forward(pair, m, prompt, c, 1)  # the cache the timed steps extend
     # realistic token ids, repeated when gamma + 1 exceeds the prompt
     new = prompt.repeat(max(ns) // len(prompt_ids) + 1)
-    samples: dict[int, list[float]] = {n: [] for n in ns}
-    samples[len(prompt_ids)] = samples.get(len(prompt_ids), [])
-    step, start = 0, time.perf_counter()
-    # the first pass warms up and is dropped; then at least `repeats` passes, and more until
-    # `min_seconds` have been spent (a fast model gets many samples for little time)
-    while step <= repeats or time.perf_counter() - start < min_seconds:
-        for n in ns:
-            s = _timed_forward(pair, model, new[:n], cache, n)
-            cache.crop(-n)
+    samples: list[dict[int, list[float]]] = [
+        {n: [] for n in [*ns, len(prompt_ids)]} for _ in models
+    ]
+    # per model: the first pass warms up and is dropped; then at least `repeats` passes, and
+    # more until `min_seconds` have been spent (a fast model gets many samples for little time)
+    for m, c, got in zip(models, caches, samples):
+        step, start = 0, time.perf_counter()
+        while step <= repeats or time.perf_counter() - start < min_seconds:
+            for n in ns:
+                s = _timed_forward(pair, m, new[:n], c, n)
+                c.crop(-n)
+                if step:
+                    got[n].append(s)
+            s = _timed_forward(pair, m, prompt, DynamicCache(config=m.config), 1)
             if step:
-                samples[n].append(s)
-        fresh = DynamicCache(config=model.config)
-        s = _timed_forward(pair, model, prompt, fresh, 1)
-        if step:
-            samples[len(prompt_ids)].append(s)
-        step += 1
-    return {n: 1e3 * statistic(v) for n, v in samples.items()}
+                got[len(prompt_ids)].append(s)
+            step += 1
+    drafter, verifier = ({n: 1e3 * statistic(v) for n, v in got.items()} for got in samples)
+    return drafter, verifier
 
 
 def measure_overheads(
@@ -1037,7 +1054,7 @@ class HonestyRow:
     method: str
     rule: str | None
     new_tokens: int
-    measured_s: float  # median wall time of the repeats
+    measured_s: float  # median wall time of the runs
     projected_s: float  # median projection of the same runs
     runs: tuple[float, ...]
     projections: tuple[float, ...]
@@ -1050,10 +1067,10 @@ class HonestyRow:
 
 @dataclass(frozen=True)
 class HonestyReport:
-    """The honesty check's rows, the profile they were priced with, and how far this
-    machine's speed drifted while they ran (the relative change of a one-token verifier
-    forward between the profiles measured before and after the runs; 0 with a given cost
-    model). Under a large drift no projection can match: the check is then not evidence."""
+    """The honesty check's rows, the profile its first round was priced with, and how far
+    this machine's speed drifted while it ran: the spread (max - min over the mean) of a
+    one-token verifier forward across the profiles measured between rounds; 0 with a given
+    cost model. A large drift says the machine's load changed under the check."""
 
     rows: list[HonestyRow]
     cost: CostModel
@@ -1078,13 +1095,14 @@ def honesty_check(
     profile_statistic: str = "median",
 ) -> HonestyReport:
     """Does re-pricing this machine's runs with this machine's profile predict their wall
-    time? Each method runs once to warm up; then this machine's profile is measured, the
-    methods run in `repeats` interleaved rounds (a shared machine's drifting load touches
-    every method alike), and the profile is measured again; the runs are priced under the
-    mean of the two profiles, which brackets them in time. In each round a method runs at
-    least once and until its runs add up to `min_seconds` (a run of a few tens of
-    milliseconds is at the mercy of one scheduling hiccup). The medians of the wall times and
-    of the projections are compared. With `cost` given, it is used as it is."""
+    time? Each method runs once to warm up. Then the methods run in `repeats` interleaved
+    rounds (a shared machine's drifting load touches every method alike), with this
+    machine's profile measured before the first round and after every round: each round's
+    runs are priced under the mean of the two profiles around it (the host overheads are
+    measured once, with the first). In each round a method runs at least once and until its
+    runs add up to `min_seconds` (a run of a few tens of milliseconds is at the mercy of one
+    scheduling hiccup). The `statistic` (median) of the wall times and of the projections
+    are compared. With `cost` given, it prices every run as it is."""
     variants = [replace(settings, method=m, rule=r) for m, r in methods]
     warm = [generate(pair, prompt, s).summary.wall_s for s in variants]
     times = [max(1, math.ceil(min_seconds / w)) if w > 0 else 1 for w in warm]
@@ -1102,9 +1120,9 @@ def honesty_check(
     # mean of the two that bracket it)
     profiles = [cost or measure(overhead_tokens=settings.max_new_tokens)]
     traces: list[list[tuple[Trace, int]]] = [[] for _ in variants]
-    for r in range(repeats):
+    for k in range(repeats):
         for i, s in enumerate(variants):
-            traces[i] += [(generate(pair, prompt, s), r) for _ in range(times[i])]
+            traces[i] += [(generate(pair, prompt, s), k) for _ in range(times[i])]
         if cost is None:  # the host overhead is measured once, with the first profile
             later = measure(measure_overhead=False)
             profiles.append(_with_overheads(later, profiles[0]))
@@ -1169,7 +1187,3 @@ def cost_model_dict(cost: CostModel) -> dict:
     d = asdict(cost)
     d["assumptions"] = [{"key": a.key, "values": dict(a.values)} for a in cost.assumptions]
     return d
-
-
-def machine_threads() -> dict:
-    return {"torch_threads": torch.get_num_threads(), "cpus": os.cpu_count()}
