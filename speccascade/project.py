@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -341,6 +342,7 @@ def measure_profile(
             Assumption(
                 "fig.proj.assume.measured",
                 {
+                    "pair": pair_label(pair),
                     "device": device,
                     "threads": torch.get_num_threads(),
                     "repeats": repeats,
@@ -480,6 +482,11 @@ def build_profile(name: str, *args, **options) -> CostModel:
     if name not in PROFILES:
         raise SettingsError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name].build(*args, **options)
+
+
+def pair_label(pair: ModelPair) -> str:
+    """'drafter -> verifier' by folder or hub name, without the paths."""
+    return " → ".join(Path(i).name or i for i in (pair.drafter_id, pair.verifier_id))
 
 
 def count_params(pair: ModelPair) -> tuple[int, int]:
@@ -786,8 +793,10 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
     At T = 0 the emitted text of SD and every cascade rule does not depend on gamma: whether a
     position's draft is kept is a function of the prefix. So windows of any size can be
     re-played over the recorded per-position outcomes, exactly while every position they draft
-    at has one. Otherwise the run is estimated from the per-position acceptance rate b
-    (i.i.d., docs/method.md fact 5). `max_new_tokens` is the run's token budget; without it, a
+    at has one. Otherwise the run is estimated: positions without a recorded outcome (all of
+    them at T > 0) keep a draft with the run's per-position acceptance rate b (i.i.d.,
+    docs/method.md fact 5), the others as recorded (`expected_workload`).
+    `max_new_tokens` is the run's token budget; without it, a
     run that stopped on its budget had exactly its tokens, and any other had at least as many
     as its rounds drafted up to (a larger last window may then be `final_round` uncertain)."""
     s = trace.summary
@@ -798,7 +807,7 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
         raise SettingsError(f"{s.method} does not draft: there is no window to change")
     bonus_q = bool(s.rule and RULES[s.rule].needs_bonus_q)
     if s.temperature != 0:
-        return _estimate(trace, gamma, bonus_q, "temperature")
+        return _estimate(trace, gamma, bonus_q, "temperature", max_new_tokens)
     budget = max_new_tokens
     if budget is None and s.stop_reason in _BUDGET_STOPS:
         budget = s.new_tokens
@@ -806,7 +815,7 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
         position_outcomes(trace), s.new_tokens, gamma, budget, _budget_floor(trace), bonus_q
     )
     if played is None:
-        return _estimate(trace, gamma, bonus_q, "unrecorded")
+        return _estimate(trace, gamma, bonus_q, "unrecorded", budget)
     rounds, extra, past, budget_unsure = played
     work = workload_of_rounds(rounds, s.prompt_tokens)
     lo = sum(r.drafter_calls for r in rounds)
@@ -883,27 +892,79 @@ def _replay(
     return rounds, extra, past, budget_unsure
 
 
-def _estimate(trace: Trace, gamma: int, bonus_q: bool, reason: str) -> Replay:
-    """Fact 5 with i.i.d. per-position acceptance b: E[tokens per round] =
-    (1 - b^(gamma+1)) / (1 - b); every round drafts gamma tokens, and a fully kept window
-    (probability b^gamma) adds a bonus drafter forward (rules that need q there) or makes the
-    next round's first drafter forward read two tokens (SD)."""
+def expected_workload(
+    keep: Sequence[float],
+    prompt_tokens: int,
+    gamma: int,
+    bonus_q: bool,
+    past: float,
+    budget: int | None = None,
+) -> Workload:
+    """The expected forwards of a speculative run that emits len(keep) tokens with window
+    gamma, where a draft at position t is kept with probability keep[t] (1 or 0 where the
+    trace recorded it, b where it did not) and past the end of the text with probability
+    `past`. A round drafts g = min(gamma, budget left) tokens and ends at its first rejection
+    (k kept, the replacement emitted) or keeps all and adds a bonus token (with the drafter's
+    bonus forward where the rule needs one; for SD, the next round's first drafter forward
+    then reads two tokens). Computed forward over where rounds start, so the last, partial
+    round counts as it would (tokens / E[tokens per round] would miss it)."""
+    n = len(keep)
+    start = [0.0] * (n + 1)  # probability that a round starts at position s
+    start[0] = 1.0
+    drafter: Counter[int] = Counter()
+    verifier: Counter[int] = Counter()
+    rounds = drafted = 0.0
+    for s in range(n):
+        v = start[s]
+        if v == 0:
+            continue
+        left = math.inf if budget is None else budget - s
+        g = int(min(gamma, left))
+        rounds += v
+        drafted += v * g
+        verifier[(prompt_tokens if s == 0 else 1) + g] += v
+        drafter[prompt_tokens if s == 0 else 1] += v
+        drafter[1] += v * (g - 1)
+        alive = 1.0  # probability that every draft so far was kept
+        for i in range(g):
+            t = s + i
+            if t >= n:  # drafts past the end of the text: they only decide the bonus
+                alive *= past ** (g - i)
+                break
+            if t + 1 < n:
+                start[t + 1] += v * alive * (1 - keep[t])
+            alive *= keep[t]
+        bonus = g < left
+        if alive and bonus and bonus_q:
+            drafter[1] += v * alive
+        nxt = s + g + int(bonus)
+        if alive and nxt < n:
+            start[nxt] += v * alive
+            if bonus and not bonus_q:  # SD: the last draft and the bonus token, together
+                drafter[1] -= v * alive
+                drafter[2] += v * alive
+    return Workload(
+        drafter={k: c for k, c in drafter.items() if c > 1e-12},
+        verifier={k: c for k, c in verifier.items() if c > 1e-12},
+        rounds=rounds,
+        drafted=drafted,
+    )
+
+
+def _estimate(
+    trace: Trace, gamma: int, bonus_q: bool, reason: str, budget: int | None = None
+) -> Replay:
+    """Fact 5's model where the trace is silent: a draft is kept with the run's per-position
+    acceptance b wherever no outcome was recorded (every position at T > 0; SD's bonus
+    positions at T = 0), and as recorded elsewhere (`expected_workload`)."""
     s = trace.summary
     b = acceptance_per_position(trace)
     b = 0.0 if b is None else b
-    n, prompt = s.new_tokens, s.prompt_tokens
-    rounds = n / expected_tokens_per_call(b, gamma) if n else 0.0
-    full = b**gamma
-    calls = rounds * (gamma + (full if bonus_q else 0.0))
-    two = 0.0 if bonus_q else max(0.0, rounds - 1) * full
-    drafter = {prompt: 1.0, 1: max(0.0, calls - 1 - two), 2: two}
-    verifier = {prompt + gamma: 1.0, gamma + 1: max(0.0, rounds - 1)}
-    work = Workload(
-        drafter={k: v for k, v in drafter.items() if v},
-        verifier={k: v for k, v in verifier.items() if v},
-        rounds=rounds,
-        drafted=rounds * gamma,
-    )
+    if reason == "temperature":
+        keep = [b] * s.new_tokens
+    else:
+        keep = [b if o is None else float(o) for o in position_outcomes(trace)]
+    work = expected_workload(keep, s.prompt_tokens, gamma, bonus_q, b, budget)
     return Replay(gamma, work, "estimate", reason)
 
 
