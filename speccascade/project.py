@@ -756,6 +756,22 @@ def position_outcomes(trace: Trace) -> list[bool | None]:
     return out
 
 
+def outcomes_past_end(trace: Trace) -> list[bool]:
+    """Outcomes of drafts beyond the end of the text, from the last round. When EOS or a stop
+    string ends the text inside a window, the drafts after it were still tested (the round's
+    `accepted` counts them) and only then cut: they were kept up to `accepted` and the next
+    one rejected. At T = 0 they are as gamma-independent as the rest (each is a function of
+    the prefix, here the text plus the kept drafts)."""
+    if not trace.rounds:
+        return []
+    last = trace.rounds[-1]
+    start = trace.summary.new_tokens - last.emitted
+    kept = start + last.accepted - trace.summary.new_tokens
+    if last.drafted == 0 or kept < 0:
+        return []
+    return [True] * kept + ([False] if last.accepted < last.drafted else [])
+
+
 def acceptance_per_position(trace: Trace) -> float | None:
     """b of docs/method.md fact 5: the share of *tested* drafts that were kept. A window stops
     at its first rejection, so kept / drafted would undercount b; kept / (kept + rejected)
@@ -811,9 +827,8 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
     budget = max_new_tokens
     if budget is None and s.stop_reason in _BUDGET_STOPS:
         budget = s.new_tokens
-    played = _replay(
-        position_outcomes(trace), s.new_tokens, gamma, budget, _budget_floor(trace), bonus_q
-    )
+    outcomes = position_outcomes(trace) + outcomes_past_end(trace)
+    played = _replay(outcomes, s.new_tokens, gamma, budget, _budget_floor(trace), bonus_q)
     if played is None:
         return _estimate(trace, gamma, bonus_q, "unrecorded", budget)
     rounds, extra, past, budget_unsure = played
@@ -848,7 +863,8 @@ def _replay(
     floor: int,
     bonus_q: bool,
 ) -> tuple[list[RoundRecord], int, int, bool] | None:
-    """Rounds of window `gamma` over per-position outcomes, as engine._speculative plays them:
+    """Rounds of window `gamma` over per-position outcomes (`outcomes[t]` for the text's n
+    positions, then any known beyond its end), as engine._speculative plays them:
     draft g = min(gamma, budget left), stop at the first rejection (its replacement is
     emitted), or keep them all and add a bonus token while budget remains (with a drafter
     forward for its q where the rule needs one). The text ends after n tokens (EOS or a stop
@@ -882,10 +898,15 @@ def _replay(
             # a bonus forward at the very end of the text is uncertain under an unknown budget
             budget_unsure |= budget is None and bonus_q and not bonus_sure and s + g == n
             accepted, emitted, calls = g, g + int(bonus_may), g + int(bonus_may and bonus_q)
-        else:  # kept up to the end of the text; the drafts past it are unknown
+        else:  # kept up to the end of the text; the drafts past it decide the bonus
+            tail = [outcomes[t] if t < len(outcomes) else None for t in range(n, s + g)]
             accepted, emitted, calls = n - s, n - s, g
-            past = s + g - n
-            extra = int(bonus_q and bonus_may)
+            if False not in tail and None not in tail:  # all kept: the bonus follows
+                calls += int(bonus_q and bonus_may)
+                budget_unsure |= budget is None and bonus_q and not bonus_sure
+            elif False not in tail:  # maybe all kept: one bonus forward more, or not
+                past = tail.count(None)
+                extra = int(bonus_q and bonus_may)
         emitted = min(emitted, n - s)
         rounds.append(RoundRecord(len(rounds), 0.0, 0.0, 0.0, g, accepted, emitted, calls, 1))
         s += emitted
@@ -899,11 +920,12 @@ def expected_workload(
     bonus_q: bool,
     past: float,
     budget: int | None = None,
+    after: Sequence[float] = (),
 ) -> Workload:
     """The expected forwards of a speculative run that emits len(keep) tokens with window
     gamma, where a draft at position t is kept with probability keep[t] (1 or 0 where the
     trace recorded it, b where it did not) and past the end of the text with probability
-    `past`. A round drafts g = min(gamma, budget left) tokens and ends at its first rejection
+    `after[t - n]` where the last round recorded it, else `past`. A round drafts g = min(gamma, budget left) tokens and ends at its first rejection
     (k kept, the replacement emitted) or keeps all and adds a bonus token (with the drafter's
     bonus forward where the rule needs one; for SD, the next round's first drafter forward
     then reads two tokens). Computed forward over where rounds start, so the last, partial
@@ -929,7 +951,9 @@ def expected_workload(
         for i in range(g):
             t = s + i
             if t >= n:  # drafts past the end of the text: they only decide the bonus
-                alive *= past ** (g - i)
+                alive *= math.prod(
+                    after[u - n] if u - n < len(after) else past for u in range(t, s + g)
+                )
                 break
             if t + 1 < n:
                 start[t + 1] += v * alive * (1 - keep[t])
@@ -964,7 +988,8 @@ def _estimate(
         keep = [b] * s.new_tokens
     else:
         keep = [b if o is None else float(o) for o in position_outcomes(trace)]
-    work = expected_workload(keep, s.prompt_tokens, gamma, bonus_q, b, budget)
+    after = [float(o) for o in outcomes_past_end(trace)] if reason != "temperature" else []
+    work = expected_workload(keep, s.prompt_tokens, gamma, bonus_q, b, budget, after)
     return Replay(gamma, work, "estimate", reason)
 
 

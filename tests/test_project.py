@@ -250,7 +250,7 @@ def _counts(trace: Trace):
     return dict(work.verifier), work.drafter_calls
 
 
-def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair):
+def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair, demo):
     for method, rule in (("spec_cascade", "token_v3"), ("speculative", None), ("bild", None)):
         tr = generate(
             llama_pair, "abc", method=method, rule=rule, gamma=3, temperature=0, max_new_tokens=20
@@ -258,6 +258,16 @@ def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair):
         r = resimulate(tr, 3, max_new_tokens=20)
         assert r.basis == "exact", (method, r.reason)
         assert (dict(r.work.verifier), r.work.drafter_calls) == _counts(tr)
+    # runs that end on EOS inside a window: the drafts after it were tested, then cut, and
+    # the last round's `accepted` says how they fared
+    for prompt in (PROMPT, "Who wrote Hamlet?"):
+        for method, rule in (("spec_cascade", "token_v3"), ("speculative", None)):
+            s = dataclasses.replace(APP_DEFAULTS, method=method, rule=rule)
+            tr = generate(demo, prompt, s)
+            assert tr.summary.stop_reason == "eos"
+            r = resimulate(tr, s.gamma, max_new_tokens=s.max_new_tokens)
+            assert r.basis == "exact", (prompt, method, r.reason)
+            assert (dict(r.work.verifier), r.work.drafter_calls) == _counts(tr)
 
 
 def test_exact_resimulation_equals_real_runs_without_eos(small_vocab_pair):
