@@ -19,13 +19,13 @@ verifier_calls), so a round that drafts fewer than gamma tokens is priced as it 
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -281,8 +281,10 @@ def custom_profile(
     )
 
 
-# How repeated timings are summarised: the median by default; on a machine shared with other
-# jobs the minimum estimates what a step costs without them (their load only ever adds).
+# How repeated timings are summarised. The median by default (steady on a quiet machine). On
+# a machine shared with other jobs, short timed steps mostly dodge their bursts while a whole
+# run does not: the mean then prices the load a run meets on average, and the minimum what a
+# step costs without any (their load only ever adds).
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
     "median": statistics.median,
     "mean": statistics.fmean,
@@ -310,19 +312,20 @@ def measure_profile(
     Each model is timed as the engine times it (engine._LM.forward: a DynamicCache, logits
     for the kept positions sliced to the shared vocabulary in float32, the finiteness check)
     over n = 1 .. gamma + 1 new tokens after the prompt, and over the prompt itself (the
-    prefill); the median of `repeats` per n, with the n interleaved so that a burst of load on
-    a shared machine spreads over all of them. The host overhead outside forwards comes from
-    two real runs (drafter alone: per round; the speculative cascade: per drafted token), as
-    their wall time minus their summed forward seconds; without them (`measure_overhead`
-    False) it is a documented estimate of 0."""
+    prefill): at least `repeats` timings per n and more until `min_seconds` per model are
+    spent, summarised by `statistic` (STATISTICS), the n interleaved so that a burst of load
+    on a shared machine spreads over all of them. The host overhead outside forwards comes
+    from real runs (drafter alone: per round; the speculative cascade: per drafted token), as
+    their wall time minus their summed forward seconds (`measure_overheads`); without them
+    (`measure_overhead` False) it is a stated 0."""
     if repeats < 1 or gamma < 1:
         raise SettingsError("repeats and gamma must be >= 1")
     ids = pair.encode(prompt)
     ns = list(range(1, gamma + 2))
     with torch.inference_mode():
-        stat = STATISTICS[statistic]
-        drafter = _forward_table(pair, pair.drafter, ids, ns, repeats, stat, min_seconds)
-        verifier = _forward_table(pair, pair.verifier, ids, ns, repeats, stat, min_seconds)
+        drafter, verifier = _forward_tables(
+            pair, ids, ns, repeats, STATISTICS[statistic], min_seconds
+        )
     round_ms = draft_ms = 0.0
     if measure_overhead:
         round_ms, draft_ms = measure_overheads(pair, prompt, gamma, overhead_tokens)
@@ -339,6 +342,7 @@ def measure_profile(
             Assumption(
                 "fig.proj.assume.measured",
                 {
+                    "pair": pair_label(pair),
                     "device": device,
                     "threads": torch.get_num_threads(),
                     "repeats": repeats,
@@ -357,7 +361,10 @@ def measure_profile(
 
 
 def _timed_forward(pair: ModelPair, model, ids: torch.Tensor, cache, keep: int) -> float:
-    """Seconds of one forward, done as engine._LM.forward does it."""
+    """Seconds of one forward, done as engine._LM.forward does it; then, untimed, the work a
+    decoding step does with the logits before the next forward (the T = 1 softmax, the top-k
+    the trace records, the greedy pick), so that the next forward finds the caches as it
+    would in a run rather than warm from a tight loop (on a CPU that is worth tens of %)."""
     start = time.perf_counter()
     out = model(
         input_ids=ids.to(model.get_input_embeddings().weight.device).view(1, -1),
@@ -369,42 +376,54 @@ def _timed_forward(pair: ModelPair, model, ids: torch.Tensor, cache, keep: int) 
     check_finite(logits, "model")
     if logits.device.type == "cuda":
         torch.cuda.synchronize(logits.device)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    probs = torch.softmax(logits, dim=-1)
+    torch.topk(probs, min(10, probs.shape[-1]), dim=-1)
+    probs.argmax(-1).tolist()
+    return seconds
 
 
-def _forward_table(
+def _forward_tables(
     pair: ModelPair,
-    model,
     prompt_ids: list[int],
     ns: list[int],
     repeats: int,
     statistic: Callable[[list[float]], float] = statistics.median,
     min_seconds: float = 0.0,
-) -> dict[int, float]:
-    """Median ms of a forward over n new tokens after the prompt, for each n, plus the
-    prefill (n = prompt length, one kept position, as a single-model run's first step)."""
+) -> tuple[dict[int, float], dict[int, float]]:
+    """ms of a drafter and a verifier forward over n new tokens after the prompt
+    (`statistic` of the timings), for each n, plus the prefill (n = prompt length, one kept
+    position, as a single-model run's first step). Each cache is cropped back after each
+    step, so every step sees the prompt. (Timing the models in turns, as a speculative round
+    runs them, prices the drafter as if the verifier had just flushed the CPU caches, which
+    it has in a cascade but not in a drafter-alone run: one table per model, with each
+    step's own bookkeeping in between, matches both within the noise.)"""
     prompt = torch.tensor(prompt_ids, dtype=torch.long)
-    cache = DynamicCache(config=model.config)
-    _timed_forward(pair, model, prompt, cache, 1)  # the cache the timed steps extend
+    models = (pair.drafter, pair.verifier)
+    caches = [DynamicCache(config=m.config) for m in models]
+    for m, c in zip(models, caches):
+        _timed_forward(pair, m, prompt, c, 1)  # the cache the timed steps extend
     # realistic token ids, repeated when gamma + 1 exceeds the prompt
     new = prompt.repeat(max(ns) // len(prompt_ids) + 1)
-    samples: dict[int, list[float]] = {n: [] for n in ns}
-    samples[len(prompt_ids)] = samples.get(len(prompt_ids), [])
-    step, start = 0, time.perf_counter()
-    # the first pass warms up and is dropped; then at least `repeats` passes, and more until
-    # `min_seconds` have been spent (a fast model gets many samples for little time)
-    while step <= repeats or time.perf_counter() - start < min_seconds:
-        for n in ns:
-            s = _timed_forward(pair, model, new[:n], cache, n)
-            cache.crop(-n)
+    samples: list[dict[int, list[float]]] = [
+        {n: [] for n in [*ns, len(prompt_ids)]} for _ in models
+    ]
+    # per model: the first pass warms up and is dropped; then at least `repeats` passes, and
+    # more until `min_seconds` have been spent (a fast model gets many samples for little time)
+    for m, c, got in zip(models, caches, samples):
+        step, start = 0, time.perf_counter()
+        while step <= repeats or time.perf_counter() - start < min_seconds:
+            for n in ns:
+                s = _timed_forward(pair, m, new[:n], c, n)
+                c.crop(-n)
+                if step:
+                    got[n].append(s)
+            s = _timed_forward(pair, m, prompt, DynamicCache(config=m.config), 1)
             if step:
-                samples[n].append(s)
-        fresh = DynamicCache(config=model.config)
-        s = _timed_forward(pair, model, prompt, fresh, 1)
-        if step:
-            samples[len(prompt_ids)].append(s)
-        step += 1
-    return {n: 1e3 * statistic(v) for n, v in samples.items()}
+                got[len(prompt_ids)].append(s)
+            step += 1
+    drafter, verifier = ({n: 1e3 * statistic(v) for n, v in got.items()} for got in samples)
+    return drafter, verifier
 
 
 def measure_overheads(
@@ -463,6 +482,11 @@ def build_profile(name: str, *args, **options) -> CostModel:
     if name not in PROFILES:
         raise SettingsError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
     return PROFILES[name].build(*args, **options)
+
+
+def pair_label(pair: ModelPair) -> str:
+    """'drafter -> verifier' by folder or hub name, without the paths."""
+    return " → ".join(Path(i).name or i for i in (pair.drafter_id, pair.verifier_id))
 
 
 def count_params(pair: ModelPair) -> tuple[int, int]:
@@ -732,6 +756,22 @@ def position_outcomes(trace: Trace) -> list[bool | None]:
     return out
 
 
+def outcomes_past_end(trace: Trace) -> list[bool]:
+    """Outcomes of drafts beyond the end of the text, from the last round. When EOS or a stop
+    string ends the text inside a window, the drafts after it were still tested (the round's
+    `accepted` counts them) and only then cut: they were kept up to `accepted` and the next
+    one rejected. At T = 0 they are as gamma-independent as the rest (each is a function of
+    the prefix, here the text plus the kept drafts)."""
+    if not trace.rounds:
+        return []
+    last = trace.rounds[-1]
+    start = trace.summary.new_tokens - last.emitted
+    kept = start + last.accepted - trace.summary.new_tokens
+    if last.drafted == 0 or kept < 0:
+        return []
+    return [True] * kept + ([False] if last.accepted < last.drafted else [])
+
+
 def acceptance_per_position(trace: Trace) -> float | None:
     """b of docs/method.md fact 5: the share of *tested* drafts that were kept. A window stops
     at its first rejection, so kept / drafted would undercount b; kept / (kept + rejected)
@@ -769,8 +809,10 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
     At T = 0 the emitted text of SD and every cascade rule does not depend on gamma: whether a
     position's draft is kept is a function of the prefix. So windows of any size can be
     re-played over the recorded per-position outcomes, exactly while every position they draft
-    at has one. Otherwise the run is estimated from the per-position acceptance rate b
-    (i.i.d., docs/method.md fact 5). `max_new_tokens` is the run's token budget; without it, a
+    at has one. Otherwise the run is estimated: positions without a recorded outcome (all of
+    them at T > 0) keep a draft with the run's per-position acceptance rate b (i.i.d.,
+    docs/method.md fact 5), the others as recorded (`expected_workload`).
+    `max_new_tokens` is the run's token budget; without it, a
     run that stopped on its budget had exactly its tokens, and any other had at least as many
     as its rounds drafted up to (a larger last window may then be `final_round` uncertain)."""
     s = trace.summary
@@ -781,15 +823,14 @@ def resimulate(trace: Trace, gamma: int, max_new_tokens: int | None = None) -> R
         raise SettingsError(f"{s.method} does not draft: there is no window to change")
     bonus_q = bool(s.rule and RULES[s.rule].needs_bonus_q)
     if s.temperature != 0:
-        return _estimate(trace, gamma, bonus_q, "temperature")
+        return _estimate(trace, gamma, bonus_q, "temperature", max_new_tokens)
     budget = max_new_tokens
     if budget is None and s.stop_reason in _BUDGET_STOPS:
         budget = s.new_tokens
-    played = _replay(
-        position_outcomes(trace), s.new_tokens, gamma, budget, _budget_floor(trace), bonus_q
-    )
+    outcomes = position_outcomes(trace) + outcomes_past_end(trace)
+    played = _replay(outcomes, s.new_tokens, gamma, budget, _budget_floor(trace), bonus_q)
     if played is None:
-        return _estimate(trace, gamma, bonus_q, "unrecorded")
+        return _estimate(trace, gamma, bonus_q, "unrecorded", budget)
     rounds, extra, past, budget_unsure = played
     work = workload_of_rounds(rounds, s.prompt_tokens)
     lo = sum(r.drafter_calls for r in rounds)
@@ -822,7 +863,8 @@ def _replay(
     floor: int,
     bonus_q: bool,
 ) -> tuple[list[RoundRecord], int, int, bool] | None:
-    """Rounds of window `gamma` over per-position outcomes, as engine._speculative plays them:
+    """Rounds of window `gamma` over per-position outcomes (`outcomes[t]` for the text's n
+    positions, then any known beyond its end), as engine._speculative plays them:
     draft g = min(gamma, budget left), stop at the first rejection (its replacement is
     emitted), or keep them all and add a bonus token while budget remains (with a drafter
     forward for its q where the rule needs one). The text ends after n tokens (EOS or a stop
@@ -856,37 +898,98 @@ def _replay(
             # a bonus forward at the very end of the text is uncertain under an unknown budget
             budget_unsure |= budget is None and bonus_q and not bonus_sure and s + g == n
             accepted, emitted, calls = g, g + int(bonus_may), g + int(bonus_may and bonus_q)
-        else:  # kept up to the end of the text; the drafts past it are unknown
+        else:  # kept up to the end of the text; the drafts past it decide the bonus
+            tail = [outcomes[t] if t < len(outcomes) else None for t in range(n, s + g)]
             accepted, emitted, calls = n - s, n - s, g
-            past = s + g - n
-            extra = int(bonus_q and bonus_may)
+            if False not in tail and None not in tail:  # all kept: the bonus follows
+                calls += int(bonus_q and bonus_may)
+                budget_unsure |= budget is None and bonus_q and not bonus_sure
+            elif False not in tail:  # maybe all kept: one bonus forward more, or not
+                past = tail.count(None)
+                extra = int(bonus_q and bonus_may)
         emitted = min(emitted, n - s)
         rounds.append(RoundRecord(len(rounds), 0.0, 0.0, 0.0, g, accepted, emitted, calls, 1))
         s += emitted
     return rounds, extra, past, budget_unsure
 
 
-def _estimate(trace: Trace, gamma: int, bonus_q: bool, reason: str) -> Replay:
-    """Fact 5 with i.i.d. per-position acceptance b: E[tokens per round] =
-    (1 - b^(gamma+1)) / (1 - b); every round drafts gamma tokens, and a fully kept window
-    (probability b^gamma) adds a bonus drafter forward (rules that need q there) or makes the
-    next round's first drafter forward read two tokens (SD)."""
+def expected_workload(
+    keep: Sequence[float],
+    prompt_tokens: int,
+    gamma: int,
+    bonus_q: bool,
+    past: float,
+    budget: int | None = None,
+    after: Sequence[float] = (),
+) -> Workload:
+    """The expected forwards of a speculative run that emits len(keep) tokens with window
+    gamma, where a draft at position t is kept with probability keep[t] (1 or 0 where the
+    trace recorded it, b where it did not) and past the end of the text with probability
+    `after[t - n]` where the last round recorded it, else `past`. A round drafts g = min(gamma, budget left) tokens and ends at its first rejection
+    (k kept, the replacement emitted) or keeps all and adds a bonus token (with the drafter's
+    bonus forward where the rule needs one; for SD, the next round's first drafter forward
+    then reads two tokens). Computed forward over where rounds start, so the last, partial
+    round counts as it would (tokens / E[tokens per round] would miss it)."""
+    n = len(keep)
+    start = [0.0] * (n + 1)  # probability that a round starts at position s
+    start[0] = 1.0
+    drafter: Counter[int] = Counter()
+    verifier: Counter[int] = Counter()
+    rounds = drafted = 0.0
+    for s in range(n):
+        v = start[s]
+        if v == 0:
+            continue
+        left = math.inf if budget is None else budget - s
+        g = int(min(gamma, left))
+        rounds += v
+        drafted += v * g
+        verifier[(prompt_tokens if s == 0 else 1) + g] += v
+        drafter[prompt_tokens if s == 0 else 1] += v
+        drafter[1] += v * (g - 1)
+        alive = 1.0  # probability that every draft so far was kept
+        for i in range(g):
+            t = s + i
+            if t >= n:  # drafts past the end of the text: they only decide the bonus
+                alive *= math.prod(
+                    after[u - n] if u - n < len(after) else past for u in range(t, s + g)
+                )
+                break
+            if t + 1 < n:
+                start[t + 1] += v * alive * (1 - keep[t])
+            alive *= keep[t]
+        bonus = g < left
+        if alive and bonus and bonus_q:
+            drafter[1] += v * alive
+        nxt = s + g + int(bonus)
+        if alive and nxt < n:
+            start[nxt] += v * alive
+            if bonus and not bonus_q:  # SD: the last draft and the bonus token, together
+                drafter[1] -= v * alive
+                drafter[2] += v * alive
+    return Workload(
+        drafter={k: c for k, c in drafter.items() if c > 1e-12},
+        verifier={k: c for k, c in verifier.items() if c > 1e-12},
+        rounds=rounds,
+        drafted=drafted,
+    )
+
+
+def _estimate(
+    trace: Trace, gamma: int, bonus_q: bool, reason: str, budget: int | None = None
+) -> Replay:
+    """Fact 5's model where the trace is silent: a draft is kept with the run's per-position
+    acceptance b wherever no outcome was recorded (every position at T > 0; SD's bonus
+    positions at T = 0), and as recorded elsewhere (`expected_workload`)."""
     s = trace.summary
     b = acceptance_per_position(trace)
     b = 0.0 if b is None else b
-    n, prompt = s.new_tokens, s.prompt_tokens
-    rounds = n / expected_tokens_per_call(b, gamma) if n else 0.0
-    full = b**gamma
-    calls = rounds * (gamma + (full if bonus_q else 0.0))
-    two = 0.0 if bonus_q else max(0.0, rounds - 1) * full
-    drafter = {prompt: 1.0, 1: max(0.0, calls - 1 - two), 2: two}
-    verifier = {prompt + gamma: 1.0, gamma + 1: max(0.0, rounds - 1)}
-    work = Workload(
-        drafter={k: v for k, v in drafter.items() if v},
-        verifier={k: v for k, v in verifier.items() if v},
-        rounds=rounds,
-        drafted=rounds * gamma,
-    )
+    if reason == "temperature":
+        keep = [b] * s.new_tokens
+    else:
+        keep = [b if o is None else float(o) for o in position_outcomes(trace)]
+    after = [float(o) for o in outcomes_past_end(trace)] if reason != "temperature" else []
+    work = expected_workload(keep, s.prompt_tokens, gamma, bonus_q, b, budget, after)
     return Replay(gamma, work, "estimate", reason)
 
 
@@ -1037,7 +1140,7 @@ class HonestyRow:
     method: str
     rule: str | None
     new_tokens: int
-    measured_s: float  # median wall time of the repeats
+    measured_s: float  # median wall time of the runs
     projected_s: float  # median projection of the same runs
     runs: tuple[float, ...]
     projections: tuple[float, ...]
@@ -1050,10 +1153,10 @@ class HonestyRow:
 
 @dataclass(frozen=True)
 class HonestyReport:
-    """The honesty check's rows, the profile they were priced with, and how far this
-    machine's speed drifted while they ran (the relative change of a one-token verifier
-    forward between the profiles measured before and after the runs; 0 with a given cost
-    model). Under a large drift no projection can match: the check is then not evidence."""
+    """The honesty check's rows, the profile its first round was priced with, and how far
+    this machine's speed drifted while it ran: the spread (max - min over the mean) of a
+    one-token verifier forward across the profiles measured between rounds; 0 with a given
+    cost model. A large drift says the machine's load changed under the check."""
 
     rows: list[HonestyRow]
     cost: CostModel
@@ -1078,13 +1181,14 @@ def honesty_check(
     profile_statistic: str = "median",
 ) -> HonestyReport:
     """Does re-pricing this machine's runs with this machine's profile predict their wall
-    time? Each method runs once to warm up; then this machine's profile is measured, the
-    methods run in `repeats` interleaved rounds (a shared machine's drifting load touches
-    every method alike), and the profile is measured again; the runs are priced under the
-    mean of the two profiles, which brackets them in time. In each round a method runs at
-    least once and until its runs add up to `min_seconds` (a run of a few tens of
-    milliseconds is at the mercy of one scheduling hiccup). The medians of the wall times and
-    of the projections are compared. With `cost` given, it is used as it is."""
+    time? Each method runs once to warm up. Then the methods run in `repeats` interleaved
+    rounds (a shared machine's drifting load touches every method alike), with this
+    machine's profile measured before the first round and after every round: each round's
+    runs are priced under the mean of the two profiles around it (the host overheads are
+    measured once, with the first). In each round a method runs at least once and until its
+    runs add up to `min_seconds` (a run of a few tens of milliseconds is at the mercy of one
+    scheduling hiccup). The `statistic` (median) of the wall times and of the projections
+    are compared. With `cost` given, it prices every run as it is."""
     variants = [replace(settings, method=m, rule=r) for m, r in methods]
     warm = [generate(pair, prompt, s).summary.wall_s for s in variants]
     times = [max(1, math.ceil(min_seconds / w)) if w > 0 else 1 for w in warm]
@@ -1102,9 +1206,9 @@ def honesty_check(
     # mean of the two that bracket it)
     profiles = [cost or measure(overhead_tokens=settings.max_new_tokens)]
     traces: list[list[tuple[Trace, int]]] = [[] for _ in variants]
-    for r in range(repeats):
+    for k in range(repeats):
         for i, s in enumerate(variants):
-            traces[i] += [(generate(pair, prompt, s), r) for _ in range(times[i])]
+            traces[i] += [(generate(pair, prompt, s), k) for _ in range(times[i])]
         if cost is None:  # the host overhead is measured once, with the first profile
             later = measure(measure_overhead=False)
             profiles.append(_with_overheads(later, profiles[0]))
@@ -1169,7 +1273,3 @@ def cost_model_dict(cost: CostModel) -> dict:
     d = asdict(cost)
     d["assumptions"] = [{"key": a.key, "values": dict(a.values)} for a in cost.assumptions]
     return d
-
-
-def machine_threads() -> dict:
-    return {"torch_threads": torch.get_num_threads(), "cpus": os.cpu_count()}

@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import random
 import re
+import statistics
 from collections import Counter
 
 import pytest
@@ -26,6 +28,7 @@ from speccascade.project import (
     breakeven_acceptance,
     build_profile,
     custom_profile,
+    expected_workload,
     gamma_curve,
     honesty_check,
     measure_profile,
@@ -247,7 +250,7 @@ def _counts(trace: Trace):
     return dict(work.verifier), work.drafter_calls
 
 
-def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair):
+def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair, demo):
     for method, rule in (("spec_cascade", "token_v3"), ("speculative", None), ("bild", None)):
         tr = generate(
             llama_pair, "abc", method=method, rule=rule, gamma=3, temperature=0, max_new_tokens=20
@@ -255,6 +258,16 @@ def test_replay_at_the_runs_own_gamma_reproduces_it(llama_pair):
         r = resimulate(tr, 3, max_new_tokens=20)
         assert r.basis == "exact", (method, r.reason)
         assert (dict(r.work.verifier), r.work.drafter_calls) == _counts(tr)
+    # runs that end on EOS inside a window: the drafts after it were tested, then cut, and
+    # the last round's `accepted` says how they fared
+    for prompt in (PROMPT, "Who wrote Hamlet?"):
+        for method, rule in (("spec_cascade", "token_v3"), ("speculative", None)):
+            s = dataclasses.replace(APP_DEFAULTS, method=method, rule=rule)
+            tr = generate(demo, prompt, s)
+            assert tr.summary.stop_reason == "eos"
+            r = resimulate(tr, s.gamma, max_new_tokens=s.max_new_tokens)
+            assert r.basis == "exact", (prompt, method, r.reason)
+            assert (dict(r.work.verifier), r.work.drafter_calls) == _counts(tr)
 
 
 def test_exact_resimulation_equals_real_runs_without_eos(small_vocab_pair):
@@ -317,25 +330,53 @@ def test_estimates_are_labelled(llama_pair):
     assert resimulate(tr, 2).basis == "exact"
     r = resimulate(tr, 3)
     assert (r.basis, r.reason) == ("estimate", "unrecorded")
-    # the fact-5 estimate: b = 1 here, so gamma + 1 tokens per verifier call
-    assert r.work.verifier_calls == pytest.approx(6 / 4)
+    # the fact-5 estimate: b = 1 here, so windows of gamma + 1 tokens: 2 rounds for 6 tokens
+    assert r.work.verifier_calls == pytest.approx(2)
     with pytest.raises(SettingsError):
         resimulate(generate(llama_pair, "abc", method="verifier", max_new_tokens=4), 2)
 
 
 def test_estimate_follows_fact_5():
-    """Per-position acceptance b = kept / (kept + rejected); rounds = tokens / E[tokens per
-    call]; gamma drafter calls a round plus the bonus forward with probability b^gamma."""
-    tokens = _tokens("aar" * 4)  # b = 8 / 12
+    """Each draft kept with probability b, independently (fact 5's model): the expected
+    forwards for the run's token count, checked at b = 0 and 1 (certain) and against a seeded
+    simulation of the loop in between."""
+    never = expected_workload([0.0] * 12, 5, 4, True, 0.0)
+    assert never.rounds == 12 and never.verifier == {9: 1, 5: 11}  # one token a round
+    always = expected_workload([1.0] * 22, 5, 3, True, 1.0)
+    assert always.rounds == 6 and always.drafter_calls == 6 * 4  # ceil(22 / 4), bonus each
+    b, rng, sims = 2 / 3, random.Random(0), []
+    for _ in range(20000):
+        left, rounds, calls = 12, 0, 0
+        while left > 0:
+            kept = next((k for k in range(4) if rng.random() >= b), 4)
+            rounds, calls, left = rounds + 1, calls + 4 + (kept == 4), left - kept - 1
+        sims.append((rounds, calls))
+    want = expected_workload([b] * 12, 5, 4, True, b)
+    assert statistics.fmean(r for r, _ in sims) == pytest.approx(want.rounds, rel=0.01)
+    assert statistics.fmean(c for _, c in sims) == pytest.approx(want.drafter_calls, rel=0.01)
+    assert want.rounds > 12 / expected_tokens_per_call(b, 4)  # the last round's surplus
+    # a sampled run is estimated with its own b = kept / (kept + rejected) = 8 / 12
+    tokens = _tokens("aar" * 4)
     rounds = [_round(i, 3, 2, 3, 3) for i in range(4)]
     tr = Trace([0] * 5, [0] * 12, "", tokens, rounds, _summary(new=12, prompt=5, temperature=1.0))
     r = resimulate(tr, 4)
-    b = 2 / 3
-    n_rounds = 12 / expected_tokens_per_call(b, 4)
-    assert r.work.rounds == pytest.approx(n_rounds)
-    assert r.work.verifier_calls == pytest.approx(n_rounds)
-    assert r.work.drafter_calls == pytest.approx(n_rounds * (4 + b**4))
-    assert r.work.verifier[5 + 4] == 1 and r.work.verifier[5] == pytest.approx(n_rounds - 1)
+    assert (r.basis, r.reason) == ("estimate", "temperature")
+    assert r.work == want
+
+
+def test_expected_workload_of_recorded_outcomes_is_the_exact_replay(small_vocab_pair):
+    """With every outcome known (probabilities 0 and 1) the expectation is the replay."""
+    tr = generate(small_vocab_pair, "ab", gamma=2, temperature=0, max_new_tokens=24)
+    keep = [float(o) for o in position_outcomes(tr)]
+    for g in range(1, 7):
+        exact = resimulate(tr, g)
+        assert exact.basis == "exact"
+        got = expected_workload(keep, tr.summary.prompt_tokens, g, True, 0.0, budget=24)
+        assert (got.drafter, got.verifier, got.rounds) == (
+            exact.work.drafter,
+            exact.work.verifier,
+            exact.work.rounds,
+        )
 
 
 def test_best_gamma_and_its_curve(demo):

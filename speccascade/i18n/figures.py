@@ -394,10 +394,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "fig.proj.never": ("never pays", "始终不划算"),
     "fig.proj.assume.measured": (
-        "forward times measured on this machine ({device}, {threads} threads) after a "
-        "{prompt}-token prompt, at least {repeats} repeats each",
-        "前向计算耗时在本机测得（{device}，{threads} 个线程），先读入 {prompt} 个词元的提示，"
-        "每项至少重复 {repeats} 次",
+        "forward times of {pair} measured on this machine ({device}, {threads} threads) "
+        "after a {prompt}-token prompt, at least {repeats} repeats each",
+        "{pair} 的前向计算耗时在本机测得（{device}，{threads} 个线程），先读入 {prompt} "
+        "个词元的提示，每项至少重复 {repeats} 次",
     ),
     "fig.proj.assume.table": (
         "each forward priced from measured times over 1 to {n} new tokens and over the "
