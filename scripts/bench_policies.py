@@ -102,9 +102,9 @@ def main() -> None:
     shown = table.copy()
     for c, f in fmt.items():
         shown[c] = shown[c].map(lambda x, f=f: "" if x != x else f.format(x))
-    rows = [list(shown.columns)] + shown.astype(str).values.tolist()
+    rows = [list(shown.columns)] + shown.values.tolist()
     for i, row in enumerate(rows):
-        print("| " + " | ".join(row) + " |")
+        print("| " + " | ".join("" if x is None or x != x else str(x) for x in row) + " |")
         if i == 0:
             print("|" + "---|" * len(row))
     print()
