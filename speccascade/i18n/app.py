@@ -450,8 +450,8 @@ STRINGS: dict[str, tuple[str, str]] = {
         "（2 道简单题 + 2 道难题）上为每条规则找到满足目标的 α。需要把子集运行几十次：在本机约一分钟。",
     ),
     "views.cal.max_calls": (
-        "At most this many verifier calls per token (blank: no cap)",
-        "每词元验证模型调用不超过（留空：不限）",
+        "At most this many verifier calls per token (0: no cap)",
+        "每词元验证模型调用不超过（0：不限）",
     ),
     "views.cal.min_share": (
         "At least this share of the verifier's accuracy (0: no floor)",
