@@ -231,6 +231,18 @@ def draft_records(
     return out
 
 
+def position_counts(rounds: list[RoundRecord]) -> tuple[list[int], list[int]]:
+    """Per position j of the draft window (0-based): how many rounds tested a draft there
+    (the j drafts before it were kept) and how many kept it."""
+    longest = max((r.drafted for r in rounds), default=0)
+    reached, kept = [0] * longest, [0] * longest
+    for r in rounds:
+        for j in range(min(r.drafted, r.accepted + 1)):
+            reached[j] += 1
+            kept[j] += j < r.accepted
+    return reached, kept
+
+
 def position_stats(rounds: list[RoundRecord]) -> tuple[list[float | None], float | None, int]:
     """Acceptance rate by position in the draft window (position j is reached when the j - 1
     drafts before it were kept), the mean window drafted, and the drafter forwards spent on
@@ -238,12 +250,7 @@ def position_stats(rounds: list[RoundRecord]) -> tuple[list[float | None], float
     drafting = [r for r in rounds if r.drafted]
     if not drafting:
         return [], None, 0
-    longest = max(r.drafted for r in drafting)
-    reached, kept = [0] * longest, [0] * longest
-    for r in drafting:
-        for j in range(min(r.drafted, r.accepted + 1)):
-            reached[j] += 1
-            kept[j] += j < r.accepted
+    reached, kept = position_counts(drafting)
     rates = [k / n if n else None for k, n in zip(kept, reached)]
     mean_window = sum(r.drafted for r in drafting) / len(drafting)
     wasted = sum(r.drafted - r.accepted for r in drafting)

@@ -54,7 +54,7 @@ from .serving import (
     prompt_problem,
 )
 from .story import SCENE, SCENES
-from .trace import Trace
+from .trace import Summary, Trace
 
 try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
     import spaces
@@ -897,15 +897,23 @@ def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lan
     except (UserError, *_USER_ERRORS) as e:
         return {page.status: t("status.error", lang, message=_message(e, lang))}
     out = _shown(ctx, page, trace, models, lang, prompt, measure=False)
+    out.update(_run_controls(page, trace.summary, lang))  # what the restored run used
     out[page.status] = t("share.restored_trace", lang, n=trace.summary.new_tokens)
-    s = trace.summary  # the controls say what the restored run used
-    out[page.method] = s.method
+    return out
+
+
+def _run_controls(page: Page, s: Settings | Summary, lang: str) -> dict:
+    """The decoding controls set to a run's values (a shared link's Settings, or a restored
+    trace's Summary): sliders widened where the run went past them."""
+    out = {
+        page.method: gr.update(value=s.method, choices=method_choices(lang)),
+        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
+        page.gamma: gr.update(value=s.gamma, maximum=max(12, s.gamma)),
+        page.temperature: gr.update(value=s.temperature, maximum=max(2, s.temperature)),
+        page.draft_policy: gr.update(value=s.draft_policy, choices=policy_choices(lang)),
+    }
     if s.rule in SPEC_CASCADE_RULES:
-        out[page.rule] = s.rule
-    out[page.alpha] = alpha_update(s.method, s.rule, s.alpha, lang)
-    out[page.gamma] = gr.update(value=s.gamma, maximum=max(12, s.gamma))
-    out[page.temperature] = gr.update(value=s.temperature, maximum=max(2, s.temperature))
-    out[page.draft_policy] = s.draft_policy
+        out[page.rule] = gr.update(value=s.rule, choices=rule_choices(lang))
     if s.draft_threshold is not None:
         out[page.draft_threshold] = s.draft_threshold
     return out
@@ -1444,13 +1452,9 @@ def _restored(page: Page, shared, info: str, lang: str) -> dict:
     """The controls a shared link sets (sliders widened where the link goes past them)."""
     s = shared.settings
     out = {
-        page.method: gr.update(value=s.method, choices=method_choices(lang)),
-        page.gamma: gr.update(value=s.gamma, maximum=max(12, s.gamma)),
-        page.temperature: gr.update(value=s.temperature, maximum=max(2, s.temperature)),
+        **_run_controls(page, s, lang),
         page.max_new: s.max_new_tokens,
         page.seed: s.seed,
-        page.draft_policy: gr.update(value=s.draft_policy, choices=policy_choices(lang)),
-        page.draft_threshold: s.draft_threshold,
         page.preset: shared.preset or "demo",
         page.drafter: shared.drafter or "",
         page.verifier: shared.verifier or "",
@@ -1461,8 +1465,6 @@ def _restored(page: Page, shared, info: str, lang: str) -> dict:
             else ""
         ),
     }
-    if s.rule in SPEC_CASCADE_RULES:
-        out[page.rule] = gr.update(value=s.rule, choices=rule_choices(lang))
     if shared.prompt:
         out[page.prompt] = gr.update(value=shared.prompt, info=info)
     return out

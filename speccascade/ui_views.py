@@ -16,6 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from .calibrate import Target, calibrate, evaluations_needed
+from .compare import Variant
 from .diff import run_diff
 from .engine import CASCADE, Settings
 from .errors import SpecCascadeError
@@ -414,8 +415,7 @@ def project_view(
     v = page.views
     runs = dict(traces or {})
     if not runs and trace is not None:
-        runs = {trace.summary.method + (f"/{trace.summary.rule}" if trace.summary.rule else ""):
-                trace}  # fmt: skip
+        runs = {_label(trace): trace}
     empty = {
         v.proj_fig: None,
         v.proj_table: _hidden(),
@@ -440,6 +440,11 @@ def project_view(
         if gammas
         else _hidden(),
     }
+
+
+def _label(trace: Trace) -> str:
+    """A run's method label, as the Compare tab's runs are labelled (compare.Variant)."""
+    return Variant(trace.summary.method, trace.summary.rule).label
 
 
 # -- JSON API (gradio_client): data in, data out ---------------------------------------------
@@ -486,7 +491,7 @@ def project_api(
     values = dict(locals())
     tr = trace_from_data(trace)
     cost = cost_model(None, profile, [], values)
-    label = tr.summary.method + (f"/{tr.summary.rule}" if tr.summary.rule else "")
+    label = _label(tr)
     return {
         "projection": project_methods({label: tr}, cost),
         "best_gamma": best_gammas({label: tr}, cost),

@@ -16,9 +16,9 @@ from plotly.subplots import make_subplots
 
 from .analysis import whatif_decisions
 from .engine import METHOD_REGISTRY
-from .i18n import has, t, variant_label
+from .i18n import has, policy_label, t, variant_label
 from .rules import RULES, Rule, decide
-from .trace import SOURCES, TokenRecord, Trace
+from .trace import SOURCES, TokenRecord, Trace, position_counts
 
 COLORS = {
     "accepted": "#b7e4c7",  # drafter token kept
@@ -939,10 +939,8 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
         vertical_spacing=0.3,
         subplot_titles=(t("fig.dp.by_position_title", lang), t("fig.dp.windows_title", lang)),
     )
-    longest = max(r.drafted for r in rounds)
-    reached = [sum(min(r.drafted, r.accepted + 1) > j for r in rounds) for j in range(longest)]
-    kept = [sum(r.accepted > j for r in rounds) for j in range(longest)]
-    positions = list(range(1, longest + 1))
+    reached, kept = position_counts(rounds)
+    positions = list(range(1, len(reached) + 1))
     fig.add_bar(
         x=positions,
         y=[x if x is not None else 0 for x in s.acceptance_by_position],
@@ -996,8 +994,6 @@ def drafting_note(trace: Trace, lang: str = "en") -> str:
     s = trace.summary
     if s.mean_window is None:
         return t("fig.dp.none", lang)
-    from .i18n import policy_label
-
     return t(
         "fig.dp.summary",
         lang,
