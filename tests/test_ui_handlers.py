@@ -451,3 +451,21 @@ def test_projector_reprices_the_compared_runs_without_a_model(app):
     assert none[v.proj_note] == t("views.proj.none", "en")
     api = ui_views.project_api(trace.to_dict(), "custom")
     assert api["kind"] == "projection" and api["projection"][0]["new_tokens"] == len(trace.tokens)
+
+
+def test_a_preset_with_its_own_story_asks_its_own_questions():
+    """A real pair tells the story with questions it knows (SmolLM2 knows Shakespeare, not the
+    demo corpus's astronauts); every other pair keeps the embedded pair's, in the page's
+    language, and the general-knowledge questions are scored by their key facts."""
+    from speccascade.evalsets import find_item, story_question
+    from speccascade.presets import PRESETS
+
+    easy, hard = PRESETS["smollm2-135m-offline"].story
+    by_key = {s.key: s for s in SCENES}
+    assert by_key["cascade"].question("en", "smollm2-135m-offline") == easy
+    assert by_key["hard"].question("zh", "smollm2-135m-offline") == hard
+    assert by_key["hard"].question("zh", "demo") == story_question("hard", "zh")
+    assert by_key["sd"].question("en", None) == story_question("easy", "en")
+    item = find_item(hard)
+    assert item is not None and item.correct("It was William Shakespeare.")
+    assert not item.correct("It was Gabore de Grail.")
