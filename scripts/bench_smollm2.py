@@ -17,9 +17,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import torch
-from transformers import DynamicCache
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -30,6 +27,7 @@ from speccascade.bench import hf_generate, machine_info  # noqa: E402
 from speccascade.engine import Settings, generate  # noqa: E402
 from speccascade.evalsets import GENERAL_QA, find_item, load_evalset  # noqa: E402
 from speccascade.presets import load_preset  # noqa: E402
+from speccascade.project import measure_profile  # noqa: E402
 
 PRESET = "smollm2-135m-offline"
 OUT = ROOT / "docs" / "bench" / "smollm2.json"
@@ -37,22 +35,6 @@ NEW = 48  # tokens per answer
 GREEDY = Settings(method="speculative", rule=None, temperature=0.0, max_new_tokens=NEW)
 ALPHAS = (0.3, 0.5, 0.7)
 MAX_ACCURACY_LOSS = 0.02  # the issue's bound for "the best cascade"
-
-
-@torch.inference_mode()
-def forward_ms(model, prompt_ids: list[int], tokens: int, repeats: int = 15) -> float:
-    """Median ms of one KV-cached forward over `tokens` new positions after the prompt: what a
-    drafter step (1) or a verification (gamma + 1) costs in the engine's loop."""
-    cache = DynamicCache(config=model.config)
-    model(torch.tensor([prompt_ids]), cache=cache, use_cache=True)
-    x = torch.tensor([prompt_ids[-tokens:]])
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model(x, cache=cache, use_cache=True)
-        times.append(time.perf_counter() - start)
-        cache.crop(-tokens)
-    return 1000 * statistics.median(times)
 
 
 def configs(gamma: int, conf_gamma: int) -> dict[str, Settings]:
@@ -114,10 +96,12 @@ def measure(pair, held: list[str], n_questions: int, gamma: int | None) -> dict:
     """One dtype: forward costs, exactness, acceptance per gamma (when gamma is not given
     yet), then every method on every question, interleaved."""
     run: dict = {}
-    ids = pair.encode(held[0])
+    # one KV-cached forward over n new tokens, timed as the engine times it (the projector's
+    # measured profile, without the host overhead of whole runs)
+    cost = measure_profile(pair, prompt=held[0], gamma=5, repeats=15, measure_overhead=False)
     run["forward_ms"] = {
-        "drafter_1": round(forward_ms(pair.drafter, ids, 1), 2),
-        **{f"verifier_{n}": round(forward_ms(pair.verifier, ids, n), 1) for n in (1, 2, 4, 6)},
+        "drafter_1": round(cost.drafter.ms(1), 2),
+        **{f"verifier_{n}": round(cost.verifier.ms(n), 1) for n in (1, 2, 4, 6)},
     }
     print(run["forward_ms"], flush=True)
 

@@ -98,16 +98,19 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return dev
 
 
+# The dtype names a pair loads in, besides "auto" (resolve_dtype; SPECCASCADE_DTYPE).
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
 def resolve_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
     """'auto' is float32 on CPU (fast and exact there) and bfloat16 on CUDA."""
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype == "auto":
         return torch.bfloat16 if device.type == "cuda" else torch.float32
-    names = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if dtype not in names:
-        raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, {', '.join(names)}")
-    return names[dtype]
+    if dtype not in DTYPES:
+        raise ModelLoadError(f"unknown dtype {dtype!r}; use auto, {', '.join(DTYPES)}")
+    return DTYPES[dtype]
 
 
 def _is_local(model_id: str) -> bool:

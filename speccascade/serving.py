@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import ModelLoadError, PromptError, SettingsError
-from .models import ModelPair
+from .models import DTYPES, ModelPair
 from .presets import DEFAULT_PRESET, PRESETS, get_preset, load_preset
 
 
@@ -31,19 +31,10 @@ def _env_int(name: str, default: int, low: int = 1) -> int:
     return value
 
 
-def _env_preset(name: str) -> str:
-    raw = (os.environ.get(name) or DEFAULT_PRESET).strip()
-    if raw not in PRESETS:
-        raise SettingsError(
-            f"environment variable {name} must name a preset ({', '.join(PRESETS)}); got {raw!r}"
-        )
-    return raw
-
-
-def _env_dtype(name: str) -> str:
-    """A dtype name resolve_dtype accepts, checked at start-up rather than at the first load."""
-    raw = (os.environ.get(name) or "auto").strip()
-    choices = ("auto", "float32", "bfloat16", "float16")
+def _env_choice(name: str, default: str, choices) -> str:
+    """One of `choices` (a preset or dtype name), checked at start-up rather than at the
+    first load."""
+    raw = (os.environ.get(name) or default).strip()
     if raw not in choices:
         raise SettingsError(
             f"environment variable {name} must be one of {', '.join(choices)}; got {raw!r}"
@@ -98,7 +89,7 @@ class ServeConfig:
     def from_env(cls) -> ServeConfig:
         return cls(
             allow_custom_models=_env_bool("SPECCASCADE_ALLOW_CUSTOM_MODELS"),
-            preset=_env_preset("SPECCASCADE_PRESET"),
+            preset=_env_choice("SPECCASCADE_PRESET", DEFAULT_PRESET, PRESETS),
             max_new_tokens=_env_int("SPECCASCADE_MAX_NEW_TOKENS", 256),
             max_prompt_chars=_env_int("SPECCASCADE_MAX_PROMPT_CHARS", 4000),
             max_total_tokens=_env_int("SPECCASCADE_MAX_TOTAL_TOKENS", 4096),
@@ -106,7 +97,7 @@ class ServeConfig:
             queue_size=_env_int("SPECCASCADE_QUEUE_SIZE", 16),
             max_pairs=_env_int("SPECCASCADE_MAX_PAIRS", 2),
             device=os.environ.get("SPECCASCADE_DEVICE", "auto") or "auto",
-            dtype=_env_dtype("SPECCASCADE_DTYPE"),
+            dtype=_env_choice("SPECCASCADE_DTYPE", "auto", ["auto", *DTYPES]),
             torch_threads=_env_int("SPECCASCADE_TORCH_THREADS", 0, low=0),
         )
 
