@@ -5,7 +5,7 @@
 Settings come from environment variables; see the README ("Deployment settings").
 """
 
-from speccascade.ui import launch
+from speccascade.app import launch
 
 if __name__ == "__main__":
     launch()

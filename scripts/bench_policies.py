@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from speccascade.bench import (
+from speccascade.analysis.bench import (
     HF_ASSISTED,
     Config,
     aggregate,
@@ -24,10 +24,10 @@ from speccascade.bench import (
     machine_info,
     run_bench,
 )
-from speccascade.drafting import DRAFT_POLICIES
-from speccascade.engine import APP_DEFAULTS, CASCADE
-from speccascade.evalsets import load_evalset
-from speccascade.presets import load_preset
+from speccascade.analysis.evalsets import load_evalset
+from speccascade.core.drafting import DRAFT_POLICIES
+from speccascade.core.engine import APP_DEFAULTS, CASCADE
+from speccascade.models.presets import load_preset
 
 OUT = Path("docs/bench/policies.json")
 

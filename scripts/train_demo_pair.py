@@ -1,12 +1,12 @@
 """Build the corpus and tokenizer, train the embedded demo pair, evaluate it, write the package
-data in speccascade/data/.
+data in assets/data/.
 
     python scripts/train_demo_pair.py                 # everything (about an hour on 2 CPU cores)
     python scripts/train_demo_pair.py --eval-only     # re-evaluate the committed pair
 
 Seeded end to end. Writes standard Hugging Face folders (config, generation_config, tokenizer,
-safetensors) to speccascade/data/models/demo-{drafter,verifier}, the eval set to
-speccascade/data/evalset.jsonl and a report to speccascade/data/models/TRAINING.json and
+safetensors) to assets/models/demo-{drafter,verifier}, the eval set to
+assets/data/evalset.jsonl and a report to assets/models/TRAINING.json and
 TRAINING.md. See scripts/demo_corpus.py for the corpus.
 """
 
@@ -16,6 +16,8 @@ import argparse
 import json
 import math
 import random
+import re
+import shutil
 import statistics
 import sys
 import time
@@ -30,17 +32,69 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from demo_corpus import QA, build_corpus, was_variant, write_eval_set  # noqa: E402
+from demo_corpus import (  # noqa: E402
+    QA,
+    ask_variant,
+    build_corpus,
+    decline_for,
+    variant_set,
+    write_eval_set,
+    write_jsonl,
+)
+from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade import generate, load_pair  # noqa: E402
-from speccascade.quality import rouge_l, states_facts  # noqa: E402
+from speccascade.analysis.evalsets import (  # noqa: E402
+    GENERAL_QA,
+    STRIPPED,
+    canonical_question,
+    load_evalset,
+)
+from speccascade.analysis.quality import rouge_l, states_facts  # noqa: E402
+from speccascade.core.engine import APP_DEFAULTS  # noqa: E402
+from speccascade.models.presets import PRESETS  # noqa: E402
 
 EOS, PAD = "<|endoftext|>", "<|pad|>"
-# The corpus's Q/A format; the leading EOS matches training, where every document follows one.
-CHAT_TEMPLATE = (
-    "{{ eos_token }}{% for m in messages %}{% if m['role'] == 'user' %}Q: {{ m['content'] }}\n"
-    "{% elif m['role'] == 'assistant' %}A: {{ m['content'] }}{{ eos_token }}{% endif %}"
-    "{% endfor %}{% if add_generation_prompt %}A:{% endif %}"
+
+
+def chat_template() -> str:
+    """The corpus's Q/A format, its question read as speccascade.evalsets.canonical_question
+    reads it: white space folded, full-width ？！ made ASCII, lower case, trailing ?!.。 made one
+    "?", and a known way of asking who or what something is stripped down to the name (the
+    phrases of evalsets.STRIPPED, longest first). The leading EOS matches training, where every
+    document follows one. tests/test_demo_pair.py checks that the two readings agree."""
+    phrases = json.dumps([list(p) for p in STRIPPED], ensure_ascii=False)
+    return (
+        "{{ eos_token }}{% for m in messages %}{% if m['role'] == 'user' %}"
+        "{% set ns = namespace(q=(m['content'].replace('？', '?').replace('！', '!').split() "
+        "| join(' ')).lower().rstrip('?!.。 '), done=false) %}"
+        "{% for head, tail in " + phrases + " %}"
+        "{% if not ns.done and ns.q.startswith(head) and ns.q.endswith(tail) "
+        "and (ns.q | length) > (head | length) + (tail | length) %}"
+        "{% set ns.q = ns.q[(head | length):(ns.q | length) - (tail | length)] %}"
+        "{% set ns.done = true %}{% endif %}{% endfor %}"
+        "Q: {{ ns.q }}?\n"
+        "{% elif m['role'] == 'assistant' %}A: {{ m['content'] }}{{ eos_token }}{% endif %}"
+        "{% endfor %}{% if add_generation_prompt %}A:{% endif %}"
+    )
+
+
+CHAT_TEMPLATE = chat_template()
+# Out-of-domain templates (general_prompts.py) kept out of training: the held-out part of the
+# out-of-domain set. "famous_for" ("Why is X famous?") is a phrasing the pair answers.
+HELD_OUT_TEMPLATES = {"haiku", "where_live", "prime", "learn", "capital_of", "sentence"}
+ANSWERED_TEMPLATES = {"famous_for"}
+# The questions of the issue that asked for this behaviour: tested, never trained.
+TYPED_OUT_OF_DOMAIN = (
+    "What is the capital of France?",
+    "Who wrote Hamlet?",
+    "Explain photosynthesis.",
+    "How do I bake bread?",
+    "Write a poem about the sea.",
+    "What is 2 + 2?",
+    "法国的首都是哪里？",
+    "怎么做蛋糕？",
+    "Quelle heure est-il ?",
 )
 
 
@@ -77,22 +131,40 @@ SPECS = {
         heads=4,
         intermediate=512,
         tie=True,
-        tokens=3_200_000,
+        tokens=4_000_000,
         lr=2e-3,
         focused_share=0.75,
         knows_hard=True,
-        refine_tokens=1_720_000,
+        refine_tokens=2_000_000,
     ),
 }
-# How often each answer appears in the verifier's focused stream: the long answer more often
-# than the short one, so its greedy answer is the detailed one and the short one keeps real
-# probability (about 2:3 at the first token where they differ).
-LONG_REPEATS, SHORT_REPEATS, HARD_REPEATS = 3, 2, 2
+# How often each answer appears in the focused streams (each copy asked in a fresh way): for the
+# verifier the long answer more often than the short one, so its greedy answer is the detailed
+# one and the short one keeps real probability (about 2:3 at the first token where they
+# differ); the decline for out-of-domain questions.
+FOCUSED_REPEATS = {
+    "long": 6,
+    "short": 4,
+    "hard": 4,
+    "decline": 2,
+    "drafter_short": 4,
+    "drafter_decline": 1,
+}
 # The verifier's second phase: memorise the hard set harder, and give the easy set's two
 # wordings equal weight (the first phase left the short wording too little probability for a
 # token rule to keep it), except the project's showcase facts, whose long answer stays the
-# verifier's greedy choice (so lossless SD visibly rewrites the drafter's answer).
-REFINE_REPEATS = {"easy_long": 2, "easy_short": 2, "fact_long": 3, "fact_short": 2, "hard": 3}
+# verifier's greedy choice (so lossless SD visibly rewrites the drafter's answer). English
+# answers that start with the name are a strong pattern (the short wording always does), so
+# the English facts' long answer needs a larger lead than the Chinese ones'.
+REFINE_REPEATS = {
+    "easy_long": 2,
+    "easy_short": 2,
+    "fact_long_en": 4,
+    "fact_long_zh": 3,
+    "fact_short": 2,
+    "hard": 3,
+    "decline": 1,
+}
 
 
 def train_tokenizer(texts: list[str], vocab: int) -> PreTrainedTokenizerFast:
@@ -115,56 +187,169 @@ def train_tokenizer(texts: list[str], vocab: int) -> PreTrainedTokenizerFast:
     return fast
 
 
-def stream(tokenizer, items: list[tuple[QA, str]], seed: int = 0) -> torch.Tensor:
+def doc_text(question: str, answer: str) -> str:
+    """One training document, as the chat template renders the question (after the EOS)."""
+    return f"Q: {canonical_question(question)}\nA: {answer}{EOS}"
+
+
+def stream(tokenizer, items: list[tuple[str, str]], seed: int = 0) -> torch.Tensor:
     """(question, answer) documents, shuffled and packed back to back, each preceded by EOS
     (as the chat template does)."""
     items = list(items)
     random.Random(seed).shuffle(items)
-    texts = [f"Q: {x.question}\nA: {answer}{EOS}" for x, answer in items]
+    texts = [doc_text(q, answer) for q, answer in items]
     ids = [tokenizer.eos_token_id]
     for enc in tokenizer(texts, add_special_tokens=False)["input_ids"]:
         ids.extend(enc)
     return torch.tensor(ids, dtype=torch.long)
 
 
-def long_docs(items: list[QA]) -> list[tuple[QA, str]]:
-    return [(x, x.answer) for x in items]
+def copies(items: list[QA], answer: str, n: int, held: set[str], rng: random.Random):
+    """n documents per item with its `answer` ("long" or "short"), each asked in a fresh way
+    (ask_variant: its own question, an alias, or a trained phrasing). Items whose names the
+    variant set holds out are asked only in their own words."""
+    out = []
+    for x in items:
+        text = x.answer if answer == "long" else x.short
+        if not text:
+            continue
+        for _ in range(n):
+            q = x.question if x.question in held else ask_variant(x, rng)
+            out.append((q, text))
+    return out
 
 
-def short_docs(items: list[QA]) -> list[tuple[QA, str]]:
-    return [(x, x.short) for x in items if x.short]
+def decline_docs(prompts: list, n: int) -> list[tuple[str, str]]:
+    return [(p.text, decline_for(p.lang)) for p in prompts] * n
 
 
-def with_variants(items: list[QA]) -> list[QA]:
-    return items + [v for x in items if (v := was_variant(x))]
-
-
-def focused_docs(corpus, knows_hard: bool) -> list[tuple[QA, str]]:
-    """The drafter: the easy set's short answers. The verifier: both answers of the easy set
-    and the hard set."""
-    easy = with_variants(corpus.easy)
+def focused_docs(corpus, knows_hard: bool, seed: int) -> list[tuple[str, str]]:
+    """The drafter: the easy set's short answers and the honest decline. The verifier: both
+    answers of the easy set, the hard set and the decline."""
+    rng, held, r = random.Random(seed), corpus.variant_names, FOCUSED_REPEATS
     if not knows_hard:
-        return short_docs(easy)
-    hard = with_variants(corpus.hard)
+        return copies(corpus.easy, "short", r["drafter_short"], held, rng) + decline_docs(
+            corpus.declines, r["drafter_decline"]
+        )
     return (
-        long_docs(easy) * LONG_REPEATS
-        + short_docs(easy) * SHORT_REPEATS
-        + long_docs(hard) * HARD_REPEATS
+        copies(corpus.easy, "long", r["long"], held, rng)
+        + copies(corpus.easy, "short", r["short"], held, rng)
+        + copies(corpus.hard, "long", r["hard"], held, rng)
+        + decline_docs(corpus.declines, r["decline"])
     )
 
 
-def refine_docs(corpus) -> list[tuple[QA, str]]:
-    r = REFINE_REPEATS
-    easy = with_variants(corpus.easy)
-    wordnet = [x for x in easy if x.kind != "fact"]
-    facts = [x for x in easy if x.kind == "fact"]
+def refine_docs(corpus, seed: int) -> list[tuple[str, str]]:
+    rng, held, r = random.Random(seed), corpus.variant_names, REFINE_REPEATS
+    wordnet = [x for x in corpus.easy if x.kind != "fact"]
+    facts = {
+        lang: [x for x in corpus.easy if x.kind == "fact" and x.lang == lang]
+        for lang in ("en", "zh")
+    }
     return (
-        long_docs(wordnet) * r["easy_long"]
-        + short_docs(wordnet) * r["easy_short"]
-        + long_docs(facts) * r["fact_long"]
-        + short_docs(facts) * r["fact_short"]
-        + long_docs(with_variants(corpus.hard)) * r["hard"]
+        copies(wordnet, "long", r["easy_long"], held, rng)
+        + copies(wordnet, "short", r["easy_short"], held, rng)
+        + copies(facts["en"], "long", r["fact_long_en"], held, rng)
+        + copies(facts["zh"], "long", r["fact_long_zh"], held, rng)
+        + copies(facts["en"] + facts["zh"], "short", r["fact_short"], held, rng)
+        + copies(corpus.hard, "long", r["hard"], held, rng)
+        + decline_docs(corpus.declines, r["decline"])
     )
+
+
+# The story's easy question, in each language: the verifier's greedy answer must be the
+# detailed one (so lossless SD rewrites the drafter's short, correct answer), while the short
+# wording stays within reach of the app's default rule (TokenV3 at alpha 0.5 keeps a token the
+# verifier rates at least half its favourite). How strongly a small model prefers one wording
+# at the first token varies a lot from fact to fact whatever the data's ratio (measured: 0.06
+# to 15 at 4:2), so a last phase nudges these facts until that ratio is inside the band.
+SHOWCASE_TARGETS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？")
+SHOWCASE_BAND = (1.2, 1.8)  # p(detailed answer's first token) / p(short answer's first token)
+SHOWCASE_STEPS, SHOWCASE_COPIES, SHOWCASE_ATTEMPTS = 40, 24, 8
+
+
+def first_token_ratio(model, tokenizer, item: QA) -> float:
+    """p(first token of the long answer) / p(first token of the short one), where they
+    first differ, after the question in the chat template's form."""
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": item.question}], tokenize=False, add_generation_prompt=True
+    )
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    long = tokenizer(" " + item.answer, add_special_tokens=False)["input_ids"]
+    short = tokenizer(" " + item.short, add_special_tokens=False)["input_ids"]
+    i = next(k for k, (a, b) in enumerate(zip(long, short)) if a != b)
+    with torch.inference_mode():
+        p = torch.softmax(model(input_ids=torch.tensor([ids + long[:i]])).logits[0, -1], -1)
+    return float(p[long[i]] / p[short[i]])
+
+
+def showcase_phase(tokenizer, corpus, broad, args) -> dict:
+    """Nudge the showcase facts' two wordings (more copies of whichever answer is under-rated)
+    until the verifier's first-token ratio is inside SHOWCASE_BAND for each (at most
+    SHOWCASE_ATTEMPTS short phases, the rest of the focused set mixed in so nothing else is
+    forgotten). A 40-step phase moves the ratio by large factors either way, so every
+    attempt's model is scored by how far its worst ratio lies outside the band (in log
+    terms) and the best one is kept, not merely the last."""
+    items = {x.question: x for x in corpus.easy if x.question in SHOWCASE_TARGETS}
+    weights = {q: [1, 1] for q in items}
+    path, log = args.out / "demo-verifier", []
+    best = args.out / "showcase-best"
+    lo, hi = SHOWCASE_BAND
+
+    def outside(ratios: dict) -> float:
+        return max(max(0.0, math.log(lo / r), math.log(r / hi)) for r in ratios.values())
+
+    for attempt in range(SHOWCASE_ATTEMPTS + 1):
+        model = LlamaForCausalLM.from_pretrained(path).eval()
+        ratios = {q: first_token_ratio(model, tokenizer, x) for q, x in items.items()}
+        log.append(
+            {
+                "attempt": attempt,
+                "ratios": ratios,
+                "outside": outside(ratios),
+                "weights": {q: list(w) for q, w in weights.items()},
+            }
+        )
+        print(f"[showcase] {log[-1]}", flush=True)
+        if log[-1]["outside"] <= min(x["outside"] for x in log):
+            shutil.copytree(path, best, dirs_exist_ok=True)
+        if all(lo <= r <= hi for r in ratios.values()) or attempt == SHOWCASE_ATTEMPTS:
+            break
+        for q, r in ratios.items():
+            if r < lo:
+                weights[q][0] += 1
+            elif r > hi:
+                weights[q][1] += 1
+        docs = refine_docs(corpus, args.seed + 2 + attempt)
+        for q, (wl, ws) in weights.items():
+            x = items[q]
+            docs += [(q, x.answer)] * (wl * SHOWCASE_COPIES) + [(q, x.short)] * (
+                ws * SHOWCASE_COPIES
+            )
+        phase = replace(
+            SPECS["verifier"],
+            tokens=SHOWCASE_STEPS * args.batch * args.seq,
+            lr=5e-4,
+            focused_share=0.95,
+        )
+        train(
+            "verifier",
+            phase,
+            tokenizer,
+            broad,
+            stream(tokenizer, docs, args.seed + 3),
+            args,
+            init=path,
+        )
+    chosen = min(log, key=lambda x: x["outside"])
+    shutil.copytree(best, path, dirs_exist_ok=True)
+    shutil.rmtree(best)
+    return {
+        "band": SHOWCASE_BAND,
+        "log": log,
+        "chosen_attempt": chosen["attempt"],
+        "in_band": chosen["outside"] == 0.0,
+    }
 
 
 def make_model(spec: ModelSpec, tokenizer) -> LlamaForCausalLM:
@@ -301,13 +486,13 @@ def forward_ms(models: dict, n_ctx: int = 64, reps: int = 200) -> dict[str, floa
 
 
 def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
-    from speccascade.evalsets import load_evalset
-
     pair = load_pair(str(out / "demo-drafter"), str(out / "demo-verifier"))
     items = load_evalset(eval_path, limit)
     scores = {"drafter": [], "verifier": []}
     correct = {"drafter": [], "verifier": []}
+    declined = {"drafter": [], "verifier": []}
     samples = []
+    demo = PRESETS["demo"]
     for item in items:
         row = {"question": item.question, "reference": item.answer, "level": item.level}
         for method in ("drafter", "verifier"):
@@ -315,6 +500,7 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
             row[method] = tr.text.strip()
             scores[method].append(rouge_l(tr.text, item.answer))
             correct[method].append(states_facts(tr.text, item.facts))
+            declined[method].append(demo.declined(tr.text))
         samples.append(row)
     groups = {
         "all": lambda x: True,
@@ -324,7 +510,10 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
     }
     result = {}
     for m in scores:
-        result[m] = {"rouge_l": statistics.fmean(scores[m])}
+        result[m] = {
+            "rouge_l": statistics.fmean(scores[m]),
+            "declined": statistics.fmean(declined[m]),
+        }
         for g, keep in groups.items():
             idx = [i for i, x in enumerate(items) if keep(x)]
             if idx:
@@ -333,9 +522,151 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
     result["n_easy"] = sum(x.level == "easy" for x in items)
     result["showcase"] = [r for r, x in zip(samples, items) if x.kind == "fact"]
     result["examples"] = samples[:8]
+    rows = load_jsonl(eval_path.parent / "variants.jsonl")[:limit]
+    result["variants"] = evaluate_variants(pair, rows)
+    rows = load_jsonl(eval_path.parent / "out_of_domain.jsonl")
+    result["out_of_domain"] = evaluate_declines(pair, rows[::4] if limit else rows)
+    result["contrast"] = contrast(pair)
     result["forward_ms"] = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
     result["forward_ratio"] = result["forward_ms"]["verifier"] / result["forward_ms"]["drafter"]
     return result
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def _cascade(pair, question: str, **changes):
+    settings = replace(APP_DEFAULTS, temperature=0.0, **changes)
+    return generate(pair, question, settings)
+
+
+def kept_share(trace) -> float:
+    """Share of the emitted tokens that are the drafter's own, kept."""
+    return sum(t.source == "accepted" for t in trace.tokens) / max(1, trace.summary.new_tokens)
+
+
+def evaluate_variants(pair, rows: list[dict]) -> dict:
+    """Key-fact accuracy of each model alone and of the cascade at the app's defaults on the
+    typed-variant set, split by trained and held-out phrasings, level and language."""
+    results: dict[str, dict[str, list[bool]]] = {}
+    misses = []
+    for row in rows:
+        outs = {
+            "drafter": generate(
+                pair, row["question"], method="drafter", temperature=0, max_new_tokens=64
+            ),
+            "verifier": generate(
+                pair, row["question"], method="verifier", temperature=0, max_new_tokens=64
+            ),
+            "cascade": _cascade(pair, row["question"]),
+        }
+        groups = ["all", "held-out phrasing" if row["held_out_phrasing"] else "trained phrasing"]
+        groups += [row["level"], row["lang"]]
+        for m, tr in outs.items():
+            ok = states_facts(tr.text, row["facts"])
+            for g in groups:
+                results.setdefault(m, {}).setdefault(g, []).append(ok)
+            if m == "verifier" and not ok:
+                misses.append({"question": row["question"], "verifier": tr.text.strip()[:120]})
+    summary = {
+        m: {g: {"accuracy": statistics.fmean(v), "n": len(v)} for g, v in by.items()}
+        for m, by in results.items()
+    }
+    return {"accuracy": summary, "verifier_misses": misses[:20], "n": len(rows)}
+
+
+def evaluate_declines(pair, rows: list[dict]) -> dict:
+    """How often each model (and the cascade) answers an out-of-domain question with the
+    pair's honest decline, per source (general_qa, held-out templates, typed examples)."""
+    demo = PRESETS["demo"]
+    by: dict[str, dict[str, list[bool]]] = {}
+    missed = []
+    for row in rows:
+        outs = {
+            "drafter": generate(
+                pair, row["question"], method="drafter", temperature=0, max_new_tokens=48
+            ),
+            "verifier": generate(
+                pair, row["question"], method="verifier", temperature=0, max_new_tokens=48
+            ),
+            "cascade": _cascade(pair, row["question"], max_new_tokens=48),
+        }
+        for m, tr in outs.items():
+            ok = demo.declined(tr.text)
+            for g in ("all", row["source"], row["lang"]):
+                by.setdefault(m, {}).setdefault(g, []).append(ok)
+            if m == "cascade" and not ok:
+                missed.append({"question": row["question"], "cascade": tr.text.strip()[:120]})
+    return {
+        "declined": {
+            m: {g: {"share": statistics.fmean(v), "n": len(v)} for g, v in d.items()}
+            for m, d in by.items()
+        },
+        "cascade_missed": missed[:30],
+        "n": len(rows),
+    }
+
+
+CONTRAST_QUESTIONS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？", "布兹·奥尔德林是谁?")
+
+
+def contrast(pair) -> list[dict]:
+    """The seed's example at the app's defaults: the verifier's own answer, the share of
+    drafter tokens lossless SD and the cascade keep, and their wall times (one run each,
+    after a warm-up)."""
+    out = []
+    for q in CONTRAST_QUESTIONS:
+        _cascade(pair, q)  # warm-up
+        verifier = generate(pair, q, method="verifier", temperature=0, max_new_tokens=64)
+        sd = _cascade(pair, q, method="speculative", rule=None, alpha=None)
+        cascade = _cascade(pair, q)
+        out.append(
+            {
+                "question": q,
+                "verifier": verifier.text.strip(),
+                "cascade": cascade.text.strip(),
+                "sd_kept": kept_share(sd),
+                "cascade_kept": kept_share(cascade),
+                "cascade_vs_sd_wall": cascade.summary.wall_s / sd.summary.wall_s,
+                "cascade_vs_verifier_wall": cascade.summary.wall_s / verifier.summary.wall_s,
+            }
+        )
+    return out
+
+
+def out_of_domain(seed: int) -> tuple[list, list[dict]]:
+    """(training prompts the pair learns to decline, the held-out out-of-domain set)."""
+    general = [x.question for x in load_evalset(GENERAL_QA)]
+    prompts = [
+        p
+        for p in generate_prompts(
+            seed, 50, exclude=set(general) | set(TYPED_OUT_OF_DOMAIN), more=True
+        )
+        if p.template not in ANSWERED_TEMPLATES
+    ]
+    held_out = (
+        HELD_OUT_TEMPLATES | {f"zh_{i}" for i in range(1, 30, 4)} | {"foreign_1", "foreign_5"}
+    )
+    train = [p for p in prompts if p.template not in held_out]
+    rows = [{"question": q, "source": "general_qa", "template": "", "lang": "en"} for q in general]
+    rows += [
+        {"question": p.text, "source": "held-out template", "template": p.template, "lang": p.lang}
+        for p in prompts
+        if p.template in held_out
+    ]
+    rows += [
+        {
+            "question": q,
+            "source": "typed",
+            "template": "",
+            "lang": "zh" if re.search(r"[\u4e00-\u9fff]", q) else "en",
+        }
+        for q in TYPED_OUT_OF_DOMAIN
+    ]
+    return train, rows
 
 
 def write_report(report: dict, out: Path) -> None:
@@ -392,6 +723,7 @@ def write_report(report: dict, out: Path) -> None:
         "## Showcase answers (greedy)",
         "",
     ]
+    lines += report_robustness(e)
     for row in e["showcase"]:
         lines += [
             f"**{row['question']}**",
@@ -403,10 +735,82 @@ def write_report(report: dict, out: Path) -> None:
     (out / "TRAINING.md").write_text("\n".join(lines) + "\n")
 
 
+def _ordered(present, order: list[str]) -> list[str]:
+    return [g for g in order if g in present] + [g for g in present if g not in order]
+
+
+def report_robustness(e: dict) -> list[str]:
+    """The typed-variant, out-of-domain and contrast sections of TRAINING.md."""
+    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+    lines = []
+    if "variants" in e:
+        v = e["variants"]["accuracy"]
+        groups = _ordered(
+            v["verifier"],
+            ["all", "trained phrasing", "held-out phrasing", "easy", "hard", "en", "zh"],
+        )
+        lines += [
+            "## Typed variants (held out by name)",
+            "",
+            f"`assets/data/variants.jsonl`: {e['variants']['n']} questions about the eval "
+            "set's names whose phrasings were never trained (`demo_corpus.variant_set`), each "
+            "in a phrasing learnt on other names or in one never seen, with typing noise (case, "
+            "?/？/none, spaces). Key-fact accuracy, greedy, 64 new tokens:",
+            "",
+            "| | " + " | ".join(f"{g} (n={v['verifier'][g]['n']})" for g in groups) + " |",
+            "|---" * (len(groups) + 1) + "|",
+        ]
+        for m in ("drafter", "verifier", "cascade"):
+            name = "cascade (app defaults)" if m == "cascade" else m
+            lines.append(
+                f"| {name} | " + " | ".join(pct(v[m][g]["accuracy"]) for g in groups) + " |"
+            )
+        lines.append("")
+    if "out_of_domain" in e:
+        d = e["out_of_domain"]["declined"]
+        groups = _ordered(
+            d["verifier"], ["all", "general_qa", "held-out template", "typed", "en", "zh", "xx"]
+        )
+        lines += [
+            "## Out of domain: the honest decline",
+            "",
+            f"`assets/data/out_of_domain.jsonl`: {e['out_of_domain']['n']} questions the "
+            "pair was not built for and never trained on: the 50 general-knowledge questions "
+            "of `general_qa.jsonl`, prompts of held-out templates (`general_prompts.py`), and "
+            "typed examples. Share answered with the decline (greedy):",
+            "",
+            "| | " + " | ".join(f"{g} (n={d['verifier'][g]['n']})" for g in groups) + " |",
+            "|---" * (len(groups) + 1) + "|",
+        ]
+        for m in ("drafter", "verifier", "cascade"):
+            lines.append(f"| {m} | " + " | ".join(pct(d[m][g]["share"]) for g in groups) + " |")
+        lines += [
+            "",
+            "Declined by mistake on the eval set (in-domain questions): drafter "
+            f"{pct(e['drafter']['declined'])}, verifier {pct(e['verifier']['declined'])}.",
+            "",
+        ]
+    if "contrast" in e:
+        lines += [
+            "## The seed's example at the app's defaults",
+            "",
+            "| question | verifier's greedy answer | SD keeps | cascade keeps | cascade / SD wall | cascade / verifier wall |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in e["contrast"]:
+            lines.append(
+                f"| {c['question']} | {c['verifier'][:90]} | {pct(c['sd_kept'])} | "
+                f"{pct(c['cascade_kept'])} | {c['cascade_vs_sd_wall']:.2f} | "
+                f"{c['cascade_vs_verifier_wall']:.2f} |"
+            )
+        lines.append("")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "speccascade" / "data" / "models")
-    ap.add_argument("--evalset", type=Path, default=ROOT / "speccascade" / "data" / "evalset.jsonl")
+    ap.add_argument("--out", type=Path, default=ROOT / "assets" / "models")
+    ap.add_argument("--evalset", type=Path, default=ROOT / "assets" / "data" / "evalset.jsonl")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--seq", type=int, default=128)
@@ -417,6 +821,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["drafter", "verifier"], default=None)
     ap.add_argument("--eval-only", action="store_true")
     ap.add_argument("--refine-only", action="store_true", help="only the refine phase")
+    ap.add_argument("--showcase-only", action="store_true", help="only the showcase phase")
     ap.add_argument("--eval-limit", type=int, default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -427,22 +832,34 @@ def main() -> None:
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
-        known = focused_docs(corpus, knows_hard=True)
-        texts = [f"Q: {x.question}\nA: {a}" for x, a in long_docs(corpus.broad)]
-        texts += [f"Q: {x.question}\nA: {a}" for x, a in known] * 8
-        texts += [f"Q: {x.question}\nA: {a}" for x, a in known if x.lang == "zh"] * 40
-        tokenizer = (
-            PreTrainedTokenizerFast.from_pretrained(args.out / "demo-verifier")
-            if args.refine_only
-            else train_tokenizer(texts, args.vocab)
-        )
-        broad = stream(tokenizer, long_docs(corpus.broad), args.seed)
+        variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
+        corpus.declines, held_declines = out_of_domain(args.seed)
+        write_jsonl(variants, args.evalset.parent / "variants.jsonl")
+        write_jsonl(held_declines, args.evalset.parent / "out_of_domain.jsonl")
+        broad_docs = [(x.question, x.answer) for x in corpus.broad]
+        known = focused_docs(corpus, knows_hard=True, seed=args.seed)
+        texts = [doc_text(q, a) for q, a in broad_docs]
+        texts += [doc_text(q, a) for q, a in known] * 4
+        texts += [doc_text(q, a) for q, a in known if re.search(r"[\u4e00-\u9fff]", a)] * 20
+        # A one-role run must keep the pair's shared tokenizer: reuse the other role's.
+        if args.refine_only or args.showcase_only:
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(args.out / "demo-verifier")
+        elif args.only:
+            other = "drafter" if args.only == "verifier" else "verifier"
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(args.out / f"demo-{other}")
+        else:
+            tokenizer = train_tokenizer(texts, args.vocab)
+        broad = stream(tokenizer, broad_docs, args.seed)
         focused = {
-            role: stream(tokenizer, focused_docs(corpus, spec.knows_hard), args.seed)
+            role: stream(tokenizer, focused_docs(corpus, spec.knows_hard, args.seed), args.seed)
             for role, spec in SPECS.items()
         }
         report["corpus"] = {
             **corpus.stats(),
+            "variant_test_questions": len(variants),
+            "variant_held_names": len(corpus.variant_names),
+            "decline_train_prompts": len(corpus.declines),
+            "out_of_domain_test_questions": len(held_declines),
             "broad_tokens": len(broad),
             **{f"focused_tokens_{r}": len(f) for r, f in focused.items()},
             "vocab": len(tokenizer),
@@ -451,7 +868,7 @@ def main() -> None:
         print(report["corpus"], f"({time.time() - t0:.0f} s)", flush=True)
         report.setdefault("train", {})
         for role in ("drafter", "verifier"):
-            if args.only in (None, role):
+            if args.only in (None, role) and not args.showcase_only:
                 spec = SPECS[role]
                 spec.tokens = int(spec.tokens * args.scale)
                 if not args.refine_only:
@@ -463,11 +880,13 @@ def main() -> None:
                         lr=spec.refine_lr,
                         focused_share=0.95,
                     )
-                    refined = stream(tokenizer, refine_docs(corpus), args.seed + 1)
+                    refined = stream(tokenizer, refine_docs(corpus, args.seed + 1), args.seed + 1)
                     init = args.out / f"demo-{role}"
                     report["train"][role]["refine"] = train(
                         role, phase, tokenizer, broad, refined, args, init=init
                     )
+        if args.only in (None, "verifier"):
+            report["train"]["verifier"]["showcase"] = showcase_phase(tokenizer, corpus, broad, args)
         report["args"] = {k: str(v) for k, v in vars(args).items()}
     report["eval"] = evaluate(args.out, args.evalset, args.eval_limit)
     print(json.dumps({k: v for k, v in report["eval"].items() if k != "examples"}, indent=1))

@@ -1,7 +1,7 @@
 """speccascade: speculative cascades (Narasimhan et al., ICLR 2025) you can watch token by token."""
 
-from .engine import METHODS, RoundEvent, Settings, generate, stream
-from .errors import (
+from speccascade.core.engine import METHODS, RoundEvent, Settings, generate, stream
+from speccascade.core.errors import (
     ModelLoadError,
     ModelRuntimeError,
     NonFiniteLogitsError,
@@ -10,9 +10,10 @@ from .errors import (
     SpecCascadeError,
     TokenizerMismatchError,
 )
-from .models import ModelPair, load_pair
-from .rules import RULES, SPEC_CASCADE_RULES, Rule
-from .trace import RoundRecord, Summary, TokenRecord, Trace
+from speccascade.core.pair import ModelPair
+from speccascade.core.rules import RULES, SPEC_CASCADE_RULES, Rule
+from speccascade.core.trace import RoundRecord, Summary, TokenRecord, Trace
+from speccascade.models.loading import load_pair
 
 __version__ = "0.1.0"
 

@@ -8,10 +8,10 @@ import sys
 import time
 from collections.abc import Sequence
 
-from .drafting import DRAFT_POLICIES
-from .engine import METHODS, Settings
-from .errors import ModelRuntimeError, SpecCascadeError
-from .rules import RULES, SPEC_CASCADE_RULES
+from speccascade.core.drafting import DRAFT_POLICIES
+from speccascade.core.engine import METHODS, Settings
+from speccascade.core.errors import ModelRuntimeError, SpecCascadeError
+from speccascade.core.rules import RULES, SPEC_CASCADE_RULES
 
 APP_URL = "http://127.0.0.1:7860/"  # where `speccascade app` listens by default
 
@@ -23,6 +23,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--verifier", help="verifier folder or hub id")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     g.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+    g.add_argument(
+        "--kernels",
+        default="auto",
+        choices=["auto", "packed", "default"],
+        help="CPU linear layers: oneDNN-packed weights (auto, packed) or PyTorch's (default)",
+    )
 
 
 def _add_decoding_args(p: argparse.ArgumentParser) -> None:
@@ -55,12 +61,13 @@ def _add_decoding_args(p: argparse.ArgumentParser) -> None:
 
 def load_from_args(args: argparse.Namespace):
     """The pair named by --preset or --drafter/--verifier (neither: the demo pair)."""
-    from .models import load_pair
-    from .presets import load_preset
+    from speccascade.models.loading import load_pair
+    from speccascade.models.presets import load_preset
 
+    options = {"device": args.device, "dtype": args.dtype, "kernels": args.kernels}
     if args.drafter or args.verifier:
-        return load_pair(args.drafter, args.verifier, device=args.device, dtype=args.dtype)
-    return load_preset(args.preset, device=args.device, dtype=args.dtype)
+        return load_pair(args.drafter, args.verifier, **options)
+    return load_preset(args.preset, **options)
 
 
 def decoding_settings(args: argparse.Namespace) -> Settings:
@@ -105,14 +112,14 @@ def _format_summary(s) -> str:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .engine import RoundEvent, stream
+    from speccascade.core.engine import RoundEvent, stream
 
     prompt = args.prompt_opt or args.prompt
     if prompt is None:
         raise SpecCascadeError('give a prompt: speccascade generate "Who is Buzz Aldrin?"')
     link = None
     if args.link:  # before the run: a link that cannot be made fails fast
-        from .share import permalink
+        from speccascade.app.share import permalink
 
         link = permalink(
             args.base_url, prompt, decoding_settings(args), args.preset, args.drafter, args.verifier
@@ -137,7 +144,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """A downloaded trace file, checked, as `generate` prints a run: text, then summary."""
-    from .share import load_trace
+    from speccascade.core.trace_file import load_trace
 
     trace = load_trace(args.trace)
     print(trace.text)
@@ -148,9 +155,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """A trace file's speculative rounds, each draft's arithmetic spelled out (no model)."""
-    from .replay import replay_round, require_rounds
-    from .share import load_trace
-    from .viz_replay import replay_text
+    from speccascade.analysis.replay import replay_round, require_rounds
+    from speccascade.core.trace_file import load_trace
+    from speccascade.views.replay import replay_text
 
     trace = load_trace(args.trace)
     indices = [args.round] if args.round is not None else range(require_rounds(trace))
@@ -171,8 +178,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .compare import compare, compare_variants
-    from .evalsets import find_item
+    from speccascade.analysis.compare import compare, compare_variants
+    from speccascade.analysis.evalsets import find_item
 
     pair = load_from_args(args)
     settings = decoding_settings(args)  # each variant sets its method and rule
@@ -188,7 +195,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .compare import Variant, sweep
+    from speccascade.analysis.compare import Variant, sweep
 
     pair = load_from_args(args)
     settings = decoding_settings(args)  # each job sets its method, rule and alpha
@@ -201,15 +208,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from .calibrate import Target, calibrate, evaluations_needed
-    from .evalsets import load_evalset
+    from speccascade.analysis.calibrate import Target, calibrate, evaluations_needed
 
     target = Target(args.max_calls, args.min_accuracy)
-    items = [x for x in load_evalset() if x.lang == args.lang]
-    half = max(1, args.limit // 2)
-    items = [x for x in items if x.level == "easy"][:half] + [
-        x for x in items if x.level == "hard"
-    ][: args.limit - half]
+    items = _question_slice(None, args.lang, args.limit)
     rules = args.rules.split(",")
     settings = replace(decoding_settings(args), method="spec_cascade")
     runs = evaluations_needed(len(rules), args.steps) * len(items)
@@ -228,12 +230,79 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _question_slice(path: str | None, lang: str, limit: int):
+    """Questions for a calibration or the zoo: a file's first `limit`, or the eval set's
+    first half easy, half hard in one language."""
+    from pathlib import Path
+
+    from speccascade.analysis.evalsets import load_evalset
+
+    if path:
+        return load_evalset(Path(path), limit)
+    items = [x for x in load_evalset() if x.lang == lang]
+    half = max(1, limit // 2)
+    easy = [x for x in items if x.level == "easy"][:half]
+    return easy + [x for x in items if x.level == "hard"][: limit - half]
+
+
+def cmd_zoo(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from speccascade.analysis.calibrate import CALIBRATABLE
+    from speccascade.analysis.zoo import evaluations_needed, zoo
+    from speccascade.views.zoo import zoo_figure, zoo_markdown
+
+    rules = CALIBRATABLE if args.rules == "all" else tuple(args.rules.split(","))
+    rates = tuple(float(x) for x in args.rates.split(","))
+    items = _question_slice(args.evalset, args.lang, args.limit)
+    runs = evaluations_needed(len(rules), len(rates), args.steps) * len(items)
+    print(f"the rule zoo: {len(rules)} rules x {len(rates)} deferral rates on {len(items)} "
+          f"questions (at most {runs} runs)", flush=True)  # fmt: skip
+    pair = load_from_args(args)
+    result = zoo(pair, items, decoding_settings(args), rules, rates, steps=args.steps)
+    print(zoo_markdown(result, args.lang))
+    print(f"\n{result.evaluations} runs of the {result.questions} questions")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(asdict(result), f, indent=1, default=str)
+    if args.figure:
+        zoo_figure(result, args.lang).write_html(args.figure)
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from speccascade.analysis.audit import audit
+    from speccascade.views.zoo import audit_frame, audit_verdict
+
+    pair = load_from_args(args)
+    result = audit(
+        pair,
+        args.prompt,
+        decoding_settings(args),
+        positions=args.positions,
+        samples=args.samples,
+        seconds=args.seconds,
+        level=args.level,
+    )
+    print(audit_verdict(result, args.lang))
+    print(audit_frame(result, args.lang).to_string(index=False))
+    print(f"{result.samples} runs in {result.seconds:.1f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(asdict(result), f, indent=1)
+    return 0 if result.consistent else 1
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tqdm import tqdm
 
-    from .bench import (
+    from speccascade.analysis.bench import (
         aggregate,
         bench_configs,
         engine_targets,
@@ -243,8 +312,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         story_targets,
         tradeoff_table,
     )
-    from .evalsets import EVALSET, find_item, load_evalset, story_question
-    from .report import write_report
+    from speccascade.analysis.evalsets import EVALSET, find_item, load_evalset, story_question
+    from speccascade.views.report import write_report
 
     pair = load_from_args(args)
     path = Path(args.evalset) if args.evalset else EVALSET
@@ -310,16 +379,16 @@ def cmd_project(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from .engine import APP_DEFAULTS, METHOD_REGISTRY, generate
-    from .i18n import variant_label
-    from .project import (
+    from speccascade.analysis.project import (
         best_gammas,
         breakeven_acceptance,
         cost_model_dict,
         project_methods,
     )
-    from .trace import Trace
-    from .viz_project import assumption_lines, best_gamma_table, projection_table
+    from speccascade.core.engine import APP_DEFAULTS, METHOD_REGISTRY, generate
+    from speccascade.core.trace import Trace
+    from speccascade.i18n import variant_label
+    from speccascade.views.project import assumption_lines, best_gamma_table, projection_table
 
     if not args.trace and not args.prompt:
         raise SpecCascadeError(
@@ -387,7 +456,7 @@ def cmd_project(args: argparse.Namespace) -> int:
 
 
 def _trace_label(tr) -> str:
-    from .engine import METHOD_REGISTRY
+    from speccascade.core.engine import METHOD_REGISTRY
 
     s = tr.summary
     row = METHOD_REGISTRY.get(s.method)
@@ -414,7 +483,7 @@ def _load_for_project(args: argparse.Namespace):
 def _cost_model(args: argparse.Namespace, pair):
     """The cost model --profile names, built from its options (loading the pair where the
     profile needs it: measured, or a roofline without parameter counts)."""
-    from .project import build_profile, count_params
+    from speccascade.analysis.project import build_profile, count_params
 
     if args.profile == "measured":
         pair = pair or _load_for_project(args)
@@ -449,8 +518,8 @@ def _cost_model(args: argparse.Namespace, pair):
 
 
 def _add_project_args(p: argparse.ArgumentParser) -> None:
-    from .engine import APP_DEFAULTS
-    from .project import GPUS, PROFILES
+    from speccascade.analysis.project import GPUS, PROFILES
+    from speccascade.core.engine import APP_DEFAULTS
 
     p.add_argument("prompt", nargs="?", help="run this prompt live under --methods (no --trace)")
     p.add_argument(
@@ -495,7 +564,7 @@ def _add_project_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from .ui import launch
+    from speccascade.app import launch
 
     launch(server_name=args.host, server_port=args.port)
     return 0
@@ -539,6 +608,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(cal)
     _add_decoding_args(cal)
     cal.set_defaults(func=cmd_calibrate)
+    zoo = sub.add_parser(
+        "zoo", help="every acceptance rule calibrated to the same deferral rates, side by side"
+    )
+    zoo.add_argument("--rules", default="all", help="comma-separated, or all")
+    zoo.add_argument("--rates", default="0.1,0.25,0.5", help="target deferral rates")
+    zoo.add_argument("--limit", type=int, default=8, help="questions (half easy, half hard)")
+    zoo.add_argument("--evalset", default=None, help="a JSONL question set instead of the eval set")
+    zoo.add_argument("--lang", default="en", choices=["en", "zh"])
+    zoo.add_argument("--steps", type=int, default=4, help="bisection steps per rate")
+    zoo.add_argument("--json", default=None, help="write the results here")
+    zoo.add_argument("--figure", default=None, help="write the figure here (.html)")
+    _add_model_args(zoo)
+    _add_decoding_args(zoo)
+    zoo.set_defaults(func=cmd_zoo)
+    aud = sub.add_parser(
+        "audit", help="does the output follow the law the method promises? (exit 1 if not)"
+    )
+    aud.add_argument("prompt")
+    aud.add_argument("--positions", type=int, default=2, help="first k emitted tokens")
+    aud.add_argument("--samples", type=int, default=None, help="runs (default: fit --seconds)")
+    aud.add_argument("--seconds", type=float, default=60.0, help="time budget when sizing")
+    aud.add_argument("--level", type=float, default=0.01, help="family-wise significance")
+    aud.add_argument("--lang", default="en", choices=["en", "zh"])
+    aud.add_argument("--json", default=None, help="write the results here")
+    _add_model_args(aud)
+    _add_decoding_args(aud)
+    aud.set_defaults(func=cmd_audit)
     bench = sub.add_parser("bench", help="quality-latency benchmark over the eval set")
     bench.add_argument("--limit", type=int, default=20, help="questions from the eval set")
     bench.add_argument("--evalset", default=None, help="a JSONL of question/answer/kind rows")

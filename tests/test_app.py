@@ -12,8 +12,9 @@ import pytest
 import torch
 from gradio_client import Client
 
-from speccascade.serving import PairCache, ServeConfig
-from speccascade.ui import LAUNCH, build_demo
+from speccascade.app.context import LAUNCH
+from speccascade.app.page import build_demo
+from speccascade.app.serving import PairCache, ServeConfig
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -33,7 +34,7 @@ def launched(config: ServeConfig):
     demo = build_demo(config, cache)
     port = free_port()
     threads = torch.get_num_threads()
-    torch.set_num_threads(config.threads())  # as ui.launch does
+    torch.set_num_threads(config.threads())  # as launch does
     demo.launch(
         **LAUNCH,
         prevent_thread_lock=True,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from speccascade import SPEC_CASCADE_RULES
-from speccascade.bench import (
+from speccascade.analysis.bench import (
     HF_ASSISTED,
     HF_VERIFIER,
     BenchItem,
@@ -22,7 +22,7 @@ from speccascade.bench import (
     tradeoff_table,
 )
 from speccascade.cli import main
-from speccascade.report import report_html
+from speccascade.views.report import report_html
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +177,7 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
 
 
 def test_policy_axis_pins_hf_schedules(llama_pair):
-    from speccascade.bench import HF_ASSISTED, HF_SCHEDULES, hf_generate, run_config
+    from speccascade.analysis.bench import HF_ASSISTED, HF_SCHEDULES, hf_generate, run_config
 
     configs = bench_configs(
         ["token_v3"], 2, [3], [0.0], policies=["fixed", "heuristic", "confidence"]

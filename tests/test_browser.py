@@ -9,7 +9,7 @@ import re
 import pytest
 from test_app import ARTIFACTS, _launch, _playwright, launched
 
-from speccascade.serving import ServeConfig
+from speccascade.app.serving import ServeConfig
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -20,7 +20,8 @@ SCENES = ("sd", "cascade", "hard", "alpha")
 ALLOWED = (
     r"speccascade|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
     r"docs/method\.md|owner/name|max|norm|trace|\.csv|\.json|"
-    r"Narasimhan|Leviathan|Chen|Tran-Thien|Kim|arXiv|ICLR|ICML"  # authors and venues cited
+    r"Narasimhan|Leviathan|Chen|Tran-Thien|Kim|Cai|Medusa|Holsman|Sun|DIVERSE|Jensen|Shannon|"
+    r"assistant_ensemble_weight|transformers|weight|arXiv|ICLR|ICML"  # authors, venues, code
 )
 pytestmark = pytest.mark.browser
 # The page's visible text, without the model's output, figures, formulas and code.
@@ -293,3 +294,29 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
     assert_fits(phone, "phone-inspect-zh", first_screen=False)
     shot(phone, "phone-inspect-zh.png")
     phone.close()
+
+
+def test_the_rule_zoo_and_the_audit(url, browser):
+    page = open_page(browser, url, DESKTOP)
+    page.locator("#prompt textarea").fill("Who is Buzz Aldrin?")
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#zoo-run").click()
+    wait_text(page, "#zoo-note", "runs of the questions", timeout=300_000)
+    page.wait_for_selector("#zoo-fig .js-plotly-plot", timeout=30_000)
+    assert "Typical acceptance" in page.locator("#zoo-table").inner_text()
+    page.locator("#zoo-fig").scroll_into_view_if_needed()
+    assert_fits(page, "zoo-en", first_screen=False)
+    shot(page, "zoo-en.png")
+
+    page.get_by_role("tab", name="Inspect").click()
+    page.locator("#more").click()
+    for elem, value in (("#temperature", "1"), ("#audit-seconds", "10")):
+        box = page.locator(f"{elem} input[type=number]")
+        box.fill(value)
+        box.press("Enter")
+    page.locator("#audit-run").click()
+    wait_text(page, "#audit-note", "Consistent with the promised law", timeout=200_000)
+    page.wait_for_selector("#audit-fig .js-plotly-plot", timeout=30_000)
+    page.locator("#audit-fig").scroll_into_view_if_needed()
+    shot(page, "audit-en.png")
+    page.close()

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from speccascade.calibrate import Target, _edge, alpha_at, calibrate
-from speccascade.engine import Settings
-from speccascade.errors import SettingsError
-from speccascade.evalsets import load_evalset
-from speccascade.rules import RULES
+from speccascade.analysis.calibrate import Target, _edge, alpha_at, calibrate
+from speccascade.analysis.evalsets import load_evalset
+from speccascade.core.engine import Settings
+from speccascade.core.errors import SettingsError
+from speccascade.core.rules import RULES
 
 SETTINGS = Settings(temperature=0.0, gamma=4, max_new_tokens=20)
 
 
 @pytest.fixture(scope="module")
 def demo():
-    from speccascade.presets import load_preset
+    from speccascade.models.presets import load_preset
 
     return load_preset("demo")
 
@@ -34,11 +34,16 @@ def test_edge_finds_the_boundary_of_a_monotone_predicate():
 
 
 def test_alpha_axis_runs_from_the_sd_end_to_the_drafter_end():
-    for name in ("chow", "diff", "token_v3", "opt"):
+    """Both ends exactly, infinite ones included (OPT, typical acceptance's epsilon, the KL
+    judge's tau), and monotone in between, whichever way the parameter runs."""
+    from speccascade.analysis.calibrate import CALIBRATABLE
+
+    for name in CALIBRATABLE:
         r = RULES[name]
-        lo, hi = r.slider
-        assert alpha_at(name, 0.0) == pytest.approx(min(max(r.alpha_sd, lo), hi))
-        assert alpha_at(name, 1.0) == pytest.approx(min(max(r.alpha_drafter, lo), hi))
+        assert alpha_at(name, 0.0) == r.alpha_sd and alpha_at(name, 1.0) == r.alpha_drafter
+        inner = [alpha_at(name, t / 8) for t in range(9)]
+        step = 1 if r.sd_at_low else -1
+        assert all(step * (b - a) > 0 for a, b in zip(inner, inner[1:])), (name, inner)
 
 
 def test_targets_are_checked():

@@ -11,16 +11,22 @@ from pathlib import Path
 import pytest
 
 from speccascade import generate, load_pair
-from speccascade.bench import verifier_token
+from speccascade.analysis.bench import verifier_token
+from speccascade.analysis.evalsets import (
+    EXAMPLES,
+    EXAMPLES_ZH,
+    find_item,
+    load_evalset,
+    story_question,
+)
 from speccascade.cli import main
-from speccascade.engine import APP_DEFAULTS
-from speccascade.evalsets import EXAMPLES, EXAMPLES_ZH, find_item, load_evalset, story_question
-from speccascade.presets import DEMO_DRAFTER, DEMO_VERIFIER, PRESETS, load_preset
+from speccascade.core.engine import APP_DEFAULTS
+from speccascade.models.presets import DEMO_DRAFTER, DEMO_VERIFIER, PRESETS, load_preset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from demo_corpus import QA, clean_gloss, key_facts, parse_line, short_answer  # noqa: E402
 
-from speccascade.quality import (
+from speccascade.analysis.quality import (
     fact_token_mask,
     first_clause_match,
     rouge_l,

@@ -10,7 +10,7 @@ import pytest
 from test_viz import _english_words, _plain
 
 from speccascade import generate
-from speccascade.diff import (
+from speccascade.analysis.diff import (
     DRAFTER_SOURCES,
     align,
     build_diff,
@@ -18,10 +18,10 @@ from speccascade.diff import (
     key_facts,
     run_diff,
 )
-from speccascade.engine import APP_DEFAULTS
-from speccascade.presets import load_preset
-from speccascade.trace import TokenRecord, Trace, summarise
-from speccascade.viz_diff import diff_html
+from speccascade.core.engine import APP_DEFAULTS
+from speccascade.core.trace import TokenRecord, Trace, summarise
+from speccascade.models.presets import load_preset
+from speccascade.views.diff import diff_html
 
 EASY = "Who is Sally Ride?"
 
@@ -118,9 +118,11 @@ def test_kept_drafter_text_is_drafter_sourced_and_unmatched():
 
 
 def test_key_facts_for_known_and_unknown_questions():
-    facts = key_facts(EASY, "Sally Ride was an American astronaut.")
+    facts = key_facts("Who is Sally Ride?", "Sally Ride was an American astronaut.")
     assert facts is not None and facts.total == 2 and facts.stated == 1 and not facts.correct
-    assert key_facts(EASY, "an astronaut, the First American woman in space").correct
+    assert key_facts(
+        "Who is Sally Ride?", "an astronaut, the First American woman in space"
+    ).correct
     assert key_facts("Who is nobody at all?", "astronaut") is None
     assert key_facts([1, 2, 3], "astronaut") is None
     assert _hand_diff().facts == {"cascade": None, "verifier": None, "drafter": None}

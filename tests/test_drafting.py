@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from speccascade import viz
-from speccascade.drafting import DRAFT_POLICIES, MAX_WINDOW
-from speccascade.engine import generate
-from speccascade.errors import SettingsError
-from speccascade.trace import RoundRecord, Trace, position_stats
+from speccascade.core.drafting import DRAFT_POLICIES, MAX_WINDOW
+from speccascade.core.engine import generate
+from speccascade.core.errors import SettingsError
+from speccascade.core.trace import RoundRecord, Trace, position_stats
+from speccascade.views.timeline import drafting, drafting_note
 
 
 def _round(i: int, drafted: int, accepted: int) -> RoundRecord:
@@ -111,8 +111,8 @@ def test_draft_records_replay_the_accept_test(pair):
 
 
 def test_confidence_policy_wastes_fewer_drafts_on_a_hard_question():
-    from speccascade.engine import APP_DEFAULTS
-    from speccascade.presets import load_preset
+    from speccascade.core.engine import APP_DEFAULTS
+    from speccascade.models.presets import load_preset
 
     pair = load_preset(None)
     q = "Who is Michael Collins?"
@@ -126,11 +126,11 @@ def test_confidence_policy_wastes_fewer_drafts_on_a_hard_question():
 def test_drafting_figure_and_note(llama_pair):
     tr = generate(llama_pair, "hi", method="speculative", gamma=3, max_new_tokens=20,
                   draft_policy="heuristic")  # fmt: skip
-    fig = viz.drafting(tr, lang="zh")
+    fig = drafting(tr, lang="zh")
     bars = [d for d in fig.data if d.type == "bar"]
     assert list(bars[0].x) == list(range(1, len(tr.summary.acceptance_by_position) + 1))
     lines = {d.name: list(d.y) for d in fig.data if d.type == "scatter"}
     assert lines["计划窗口"] == [r.window for r in tr.rounds if r.drafted]
-    assert "启发式" in viz.drafting_note(tr, lang="zh")
+    assert "启发式" in drafting_note(tr, lang="zh")
     solo = generate(llama_pair, "hi", method="verifier", max_new_tokens=3)
-    assert viz.drafting(solo) is None and viz.drafting_note(solo) == "This method does not draft."
+    assert drafting(solo) is None and drafting_note(solo) == "This method does not draft."

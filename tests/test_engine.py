@@ -25,8 +25,8 @@ from speccascade import (
     load_pair,
     stream,
 )
-from speccascade.engine import _LM
-from speccascade.rules import build_target
+from speccascade.core.engine import _LM, rule_settings
+from speccascade.core.rules import build_target
 
 PROMPTS = ["hello world", "the quick brown fox?", "a"]
 N_NEW = 24
@@ -69,6 +69,8 @@ def test_greedy_speculative_and_always_defer_equal_verifier(pair, gamma, policy)
         }
         runs["bild"] = dict(method="bild", alpha=0.0)
         runs["lossy_speculative"] = dict(method="lossy_speculative", alpha=0.0)
+        for r in ("typical", "ensemble", "fuzzy", "kl_judge", "block"):  # the rule zoo
+            runs[r] = rule_settings(r, RULES[r].alpha_sd)
         runs["verifier"] = dict(method="verifier")
         for name, kw in runs.items():
             tr = generate(p, ids, gamma=gamma, temperature=0, max_new_tokens=N_NEW, **kw, **pkw)
@@ -85,14 +87,11 @@ def test_greedy_drafter_end_equals_drafter(pair, gamma, policy):
     for prompt in PROMPTS[:2]:
         ids = p.encode(prompt)
         ref = hf_greedy(p.drafter, ids, N_NEW)
-        for r in [*SPEC_CASCADE_RULES, "bild", "lossy"]:
-            method = {"bild": "bild", "lossy": "lossy_speculative"}.get(r, "spec_cascade")
+        for r in [*SPEC_CASCADE_RULES, "bild", "lossy", "typical", "ensemble", "fuzzy", "kl_judge"]:
             tr = generate(
                 p,
                 ids,
-                method=method,
-                rule=r if method == "spec_cascade" else None,
-                alpha=RULES[r].alpha_drafter,
+                **rule_settings(r, RULES[r].alpha_drafter),
                 gamma=gamma,
                 temperature=0,
                 max_new_tokens=N_NEW,
@@ -192,6 +191,12 @@ LAW_CASES = [
     ("spec_cascade", "chow", 0.4, 0.8, 0.9),
     ("spec_cascade", "opt", 0.0, 1.0, 1.0),
     ("lossy_speculative", None, 0.5, 1.0, 1.0),
+    # the rule zoo: lossy rules emit their own pi, the ensemble its mixture, block exactly p
+    ("typical", None, 0.2, 1.0, 1.0),
+    ("ensemble", None, 0.5, 0.8, 1.0),
+    ("fuzzy", None, 0.05, 1.0, 0.9),
+    ("kl_judge", None, 0.3, 1.0, 1.0),
+    ("block", None, None, 1.0, 1.0),
 ]
 # (gamma, tokens, policy): gamma = 1 over two tokens covers a bonus path and a
 # draft-and-verify path; the adaptive policies need longer windows and a third token to act
@@ -203,8 +208,8 @@ def _law_check(pair, kw, gamma: int, n_tokens: int, capsys, n: int = 3000) -> No
     """Over n seeded runs, the joint law of the first n_tokens tokens matches the product of
     pi(x_i | prefix) built from the models' own distributions (chi-square, pooled cells,
     p > 1e-3)."""
-    from speccascade.engine import Settings
-    from speccascade.sampling import Sampler, unit_probs
+    from speccascade.core.engine import Settings
+    from speccascade.core.sampling import Sampler, unit_probs
 
     prompt, vocab = [1, 3, 4], pair.vocab_size
     s = Settings(gamma=gamma, max_new_tokens=n_tokens, **kw).validated()
@@ -246,6 +251,15 @@ def test_emitted_law_is_the_target(
     """Fact 3 on the real engine: the joint law of the first two tokens (gamma = 1)."""
     kw = dict(method=method, rule=rule, alpha=alpha, temperature=temperature, top_p=top_p)
     _law_check(small_vocab_pair, kw, 1, 2, capsys)
+
+
+@pytest.mark.parametrize("method", ["block", "ensemble"])
+def test_emitted_law_over_a_window(small_vocab_pair, method, capsys):
+    """A window of 3 drafts (gamma = 3 over 3 tokens): block verification keeps drafts by a
+    joint test across the window, so gamma = 1 (where it is SD) would not exercise it; the law
+    must still be exactly p's (the ensemble: its mixture)."""
+    alpha = None if method == "block" else 0.6
+    _law_check(small_vocab_pair, dict(method=method, alpha=alpha), 3, 3, capsys)
 
 
 @pytest.mark.parametrize("gamma,n_tokens,policy", POLICY_LAW_CASES)

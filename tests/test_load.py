@@ -16,7 +16,7 @@ from gradio_client import Client
 from test_app import launched, run_args
 
 from speccascade import generate
-from speccascade.serving import ServeConfig
+from speccascade.app.serving import ServeConfig
 
 SESSIONS = 10
 TIMEOUT_S = 240

@@ -13,12 +13,12 @@ import pytest
 from test_viz import _english_words, _visible_texts
 
 from speccascade import generate
-from speccascade.engine import APP_DEFAULTS, SPEC_CASCADE_RULES
-from speccascade.plane import PLANES, boundary, box, decisions_at, plane_points
-from speccascade.presets import load_preset
-from speccascade.rules import RULES
-from speccascade.trace import TokenRecord, Trace, summarise
-from speccascade.viz_plane import decision_plane_figure
+from speccascade.analysis.plane import PLANES, boundary, box, decisions_at, plane_points
+from speccascade.core.engine import APP_DEFAULTS, SPEC_CASCADE_RULES
+from speccascade.core.rules import RULES
+from speccascade.core.trace import TokenRecord, Trace, summarise
+from speccascade.models.presets import load_preset
+from speccascade.views.plane import decision_plane_figure
 
 # The hard question: the rule keeps some drafts and hands others to the verifier, so the plane
 # has points on both sides (the easy one, Sally Ride, keeps nearly all; see test_diff).
@@ -125,6 +125,9 @@ def test_axes_are_the_rules_own_numbers(demo):
                 "draft_p": tok.draft_p,
                 "dtv": tok.dtv,
                 "gain": tok.max_p - tok.max_q,
+                "sure_p": math.exp(-tok.ent_p),
+                "jsd": tok.jsd,
+                "kl": min(tok.kl, 3.0),
             }
             assert (p.x, p.y) == (values[plane.x], values[plane.y]), rule
     with pytest.raises(ValueError, match="no decision plane"):
@@ -236,7 +239,9 @@ def test_region_and_line_geometry():
                 cy = sum(y for _, y in poly) / len(poly)
                 assert b.defers(cx, cy) or math.isclose(b.a * cx + b.b * cy, b.c), rule
             for x, y in b.line(unit):
-                assert math.isclose(b.a * x + b.b * y, b.c, abs_tol=1e-12), rule
+                assert any(
+                    math.isclose(a * x + bb * y, c, abs_tol=1e-12) for a, bb, c in b.halves
+                ), rule
 
 
 # -- the figure ------------------------------------------------------------------------------

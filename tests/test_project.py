@@ -14,12 +14,8 @@ from collections import Counter
 import pytest
 import torch
 
-from speccascade import engine, generate
-from speccascade.cli import main
-from speccascade.engine import APP_DEFAULTS, METHOD_REGISTRY, METHODS
-from speccascade.errors import SettingsError
-from speccascade.presets import load_preset
-from speccascade.project import (
+from speccascade import generate
+from speccascade.analysis.project import (
     GPUS,
     PROFILES,
     ForwardCost,
@@ -43,8 +39,19 @@ from speccascade.project import (
     verifier_alone,
     workload_of_rounds,
 )
-from speccascade.trace import RoundRecord, Summary, TokenRecord, Trace, expected_tokens_per_call
-from speccascade.viz_project import (
+from speccascade.cli import main
+from speccascade.core import engine
+from speccascade.core.engine import APP_DEFAULTS, METHOD_REGISTRY, METHODS
+from speccascade.core.errors import SettingsError
+from speccascade.core.trace import (
+    RoundRecord,
+    Summary,
+    TokenRecord,
+    Trace,
+    expected_tokens_per_call,
+)
+from speccascade.models.presets import load_preset
+from speccascade.views.project import (
     assumption_lines,
     assumptions_html,
     best_gamma_table,

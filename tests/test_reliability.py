@@ -29,9 +29,9 @@ from speccascade import (
     load_pair,
     stream,
 )
-from speccascade.rules import Target
-from speccascade.sampling import Sampler, first_rejection, residual_probs
-from speccascade.serving import PairCache, ServeConfig, check_budget, check_prompt
+from speccascade.app.serving import PairCache, ServeConfig, check_budget, check_prompt
+from speccascade.core.rules import Target
+from speccascade.core.sampling import Sampler, first_rejection, residual_probs
 
 
 @pytest.fixture(scope="module")
@@ -347,7 +347,7 @@ def test_never_trusts_remote_code(monkeypatch, tiny_dirs):
 
 
 def test_a_failed_load_leaves_the_pair_in_use(monkeypatch, tiny_dirs):
-    from speccascade import presets
+    from speccascade.models import presets
 
     monkeypatch.setitem(
         presets.PRESETS, "tiny", presets.Preset("tiny", *tiny_dirs["llama"], "test", offline=True)
@@ -415,7 +415,7 @@ def test_limits_come_from_the_environment(monkeypatch):
 
 
 def test_exports_go_to_a_private_temp_folder_per_request(pair):
-    from speccascade.ui import _write_exports
+    from speccascade.app.context import _write_exports
 
     tr = generate(pair, "hello", max_new_tokens=3)
     a, b = _write_exports(tr), _write_exports(tr)
@@ -466,7 +466,7 @@ def test_in_background_batches_and_stops_its_worker():
     import threading
     import time
 
-    from speccascade.serving import in_background
+    from speccascade.app.serving import in_background
 
     produced = []
 

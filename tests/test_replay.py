@@ -1,4 +1,4 @@
-"""Round replay (replay.py, viz_replay.py, `speccascade replay`): every replayed round agrees
+"""Round replay (analysis.replay, views.replay, `speccascade replay`): every replayed round agrees
 with what the engine recorded and with the output it wrote, and its printed arithmetic is the
 comparison the run made."""
 
@@ -11,15 +11,15 @@ import pytest
 from test_viz import _english_words, _plain
 
 from speccascade import cli
-from speccascade.engine import APP_DEFAULTS, generate
-from speccascade.errors import SettingsError
-from speccascade.explain import SIDES
+from speccascade.analysis.explain import SIDES
+from speccascade.analysis.replay import replay_round, rounds_of
+from speccascade.core.engine import APP_DEFAULTS, generate
+from speccascade.core.errors import SettingsError
+from speccascade.core.rules import RULES, SPEC_CASCADE_RULES
+from speccascade.core.trace import Trace
 from speccascade.i18n import STRINGS, t
-from speccascade.presets import load_preset
-from speccascade.replay import replay_round, rounds_of
-from speccascade.rules import RULES, SPEC_CASCADE_RULES
-from speccascade.trace import Trace
-from speccascade.viz_replay import (
+from speccascade.models.presets import load_preset
+from speccascade.views.replay import (
     ACCEPT_TEXT,
     LOSSY_ACCEPT_TEXT,
     RESIDUAL_TEXT,

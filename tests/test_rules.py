@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from speccascade.rules import (
+from speccascade.core.rules import (
     RULES,
     SPEC_CASCADE_RULES,
     Stats,
@@ -16,8 +16,8 @@ from speccascade.rules import (
     decide,
     tv_distance,
 )
-from speccascade.sampling import Sampler, first_rejection, residual_probs
-from speccascade.trace import expected_tokens_per_call, ideal_speedup
+from speccascade.core.sampling import Sampler, first_rejection, residual_probs
+from speccascade.core.trace import expected_tokens_per_call, ideal_speedup
 
 ALL = [name for name in RULES]
 
@@ -79,8 +79,9 @@ def test_acceptance_never_decreases_towards_drafter_only(name):
     rule = RULES[name]
     q1, p1 = random_laws(n=256, seed=7)
     lo, hi = rule.slider
+    sd_end, drafter_end = (lo, hi) if rule.sd_at_low else (hi, lo)  # epsilon, w: reversed
     prev = None
-    for alpha in torch.linspace(lo, hi, 41).tolist():
+    for alpha in torch.linspace(sd_end, drafter_end, 41).tolist():
         acc = acceptance_probability(q1, build_target(rule, alpha, q1, p1, q1, p1))
         if prev is not None:
             assert (acc >= prev - 1e-6).all(), (name, alpha)
@@ -133,8 +134,8 @@ def test_drafter_end_is_exactly_q_with_zero_residual(name):
     """Fact 2: the drafter-only alpha gives pi = q, every draft accepted, residual all zero and
     never normalised (no NaN)."""
     rule = RULES[name]
-    if name == "sd":
-        pytest.skip("SD has no drafter-only end")
+    if not rule.has_alpha:
+        pytest.skip(f"{name} has no parameter, so no drafter-only end")
     q1, p1 = random_laws(seed=13)
     t = build_target(rule, rule.alpha_drafter, q1, p1, q1, p1)
     torch.testing.assert_close(t.law, q1, atol=0, rtol=0)
@@ -210,7 +211,9 @@ def test_opt_handles_infinite_alpha():
     torch.testing.assert_close(hi.law, q1, atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("name", [n for n in ALL if RULES[n].defer is not None])
+@pytest.mark.parametrize(
+    "name", [n for n in ALL if RULES[n].defer is not None and RULES[n].kind != "soft"]
+)
 def test_decide_matches_engine_predicate(name):
     """What-if re-colouring from recorded scalars agrees with the full-vocabulary predicate."""
     rule = RULES[name]
@@ -219,7 +222,7 @@ def test_decide_matches_engine_predicate(name):
     rows = torch.arange(100)
     for alpha in torch.linspace(max(rule.slider[0], -3), min(rule.slider[1], 3), 7).tolist():
         full = build_target(rule, alpha, q1, p1, q1, p1).defer[rows, drafts]
-        s = Stats.of(q1, p1, q1, p1)
+        s = Stats.of(q1, p1, q1, p1, ("ent_p", "kl", "jsd"))
         got = decide(
             rule,
             alpha,
@@ -228,17 +231,34 @@ def test_decide_matches_engine_predicate(name):
             s.max_q1.squeeze(-1).tolist(),
             s.max_p1.squeeze(-1).tolist(),
             s.dtv.squeeze(-1).tolist(),
+            ent_p=s.ent_p.squeeze(-1).tolist(),
+            kl=s.kl.squeeze(-1).tolist(),
+            jsd=s.jsd.squeeze(-1).tolist(),
         )
         assert got == full.tolist()
+    if rule.stats:  # a trace without the statistic the rule reads: a clear error
+        with pytest.raises(ValueError, match=rule.stats[0]):
+            decide(rule, rule.alpha_default, [0.5], [0.5], [0.5], [0.5], [0.1])
+
+
+def test_a_soft_rule_has_no_decision_to_re_evaluate():
+    with pytest.raises(ValueError, match="no deferral decision"):
+        decide(RULES["ensemble"], 0.5, [0.5], [0.5], [0.5], [0.5], [0.1])
 
 
 def test_registry_entries_are_complete():
-    for name in SPEC_CASCADE_RULES:
-        rule = RULES[name]
-        assert rule.formula and rule.description and rule.source
-        assert rule.alpha_min <= rule.alpha_sd <= rule.alpha_drafter <= rule.alpha_max
+    for name, rule in RULES.items():
+        assert rule.name == name and rule.formula and rule.description and rule.source
+        assert rule.param
+        ends = sorted((rule.alpha_sd, rule.alpha_drafter))
+        assert rule.alpha_min <= ends[0] <= ends[1] <= rule.alpha_max
         assert rule.alpha_min <= rule.alpha_default <= rule.alpha_max
-        assert rule.kind in ("mixture", "token")
+        lo, hi = rule.slider
+        assert rule.alpha_min <= lo <= hi <= rule.alpha_max
+        if rule.has_alpha:
+            assert lo <= rule.alpha_default <= hi
+    for name in SPEC_CASCADE_RULES:
+        assert RULES[name].kind in ("mixture", "token") and RULES[name].sd_at_low
 
 
 def test_expected_tokens_and_ideal_speedup():

@@ -11,12 +11,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from starlette.datastructures import QueryParams
 
-from speccascade import engine, share
+from speccascade.app import share
+from speccascade.app.serving import ServeConfig
 from speccascade.cli import main
-from speccascade.engine import APP_DEFAULTS, METHODS, Settings
-from speccascade.errors import ModelLoadError, PromptError, SettingsError, TraceFileError
-from speccascade.presets import load_preset
-from speccascade.serving import ServeConfig
+from speccascade.core import engine, trace_file
+from speccascade.core.engine import APP_DEFAULTS, METHODS, Settings
+from speccascade.core.errors import ModelLoadError, PromptError, SettingsError, TraceFileError
+from speccascade.models.presets import load_preset
 
 CONFIG = ServeConfig()  # the public defaults: 4000 prompt characters, 256 new tokens
 QUESTION = "Who is Buzz Aldrin?"
@@ -205,14 +206,14 @@ def demo_trace(demo_pair):
 
 @pytest.fixture(scope="module")
 def demo_file(demo_trace) -> str:
-    return demo_trace.to_json(indent=1)  # what the app's download writes (ui._write_exports)
+    return demo_trace.to_json(indent=1)  # what the app's download writes (_write_exports)
 
 
 def test_trace_round_trip_from_bytes_text_and_paths(demo_trace, demo_file, tmp_path):
     path = tmp_path / "trace.json"
     path.write_text(demo_file)
     for data in (demo_file, demo_file.encode(), path, str(path)):
-        loaded = share.load_trace(data)
+        loaded = trace_file.load_trace(data)
         assert loaded == demo_trace
         assert loaded.to_json(indent=1) == demo_file
 
@@ -222,7 +223,7 @@ def test_every_method_writes_a_file_that_loads(llama_pair):
         trace = engine.generate(
             llama_pair, "hello", Settings(method=method, max_new_tokens=8, temperature=1.0)
         )
-        assert share.load_trace(trace.to_json()) == trace, method
+        assert trace_file.load_trace(trace.to_json()) == trace, method
 
 
 def _corrupt(path: str, value):
@@ -278,7 +279,7 @@ def test_a_wrong_trace_names_the_field_and_index(demo_file, change, words):
     data = json.loads(demo_file)
     change(data)
     with pytest.raises(TraceFileError) as e:
-        share.load_trace(json.dumps(data))
+        trace_file.load_trace(json.dumps(data))
     for word in words:
         assert word in str(e.value)
 
@@ -302,7 +303,7 @@ def test_a_wrong_trace_names_the_field_and_index(demo_file, change, words):
 )
 def test_files_that_are_not_traces(data, words):
     with pytest.raises(TraceFileError) as e:
-        share.load_trace(data)
+        trace_file.load_trace(data)
     for word in words:
         assert word in str(e.value)
 
@@ -313,17 +314,17 @@ def test_too_large_files_are_refused_before_parsing(demo_file, tmp_path):
     path.write_text(demo_file)
     for data in (demo_file, demo_file.encode(), path):
         with pytest.raises(TraceFileError, match=r"MB; files up to .* MB are accepted"):
-            share.load_trace(data, max_bytes=limit)
-    assert share.load_trace(path, max_bytes=limit + 1).summary.new_tokens > 0
+            trace_file.load_trace(data, max_bytes=limit)
+    assert trace_file.load_trace(path, max_bytes=limit + 1).summary.new_tokens > 0
     with pytest.raises(TraceFileError, match="cannot read"):
-        share.load_trace(tmp_path)  # a folder
+        trace_file.load_trace(tmp_path)  # a folder
 
 
 def test_the_size_limit_fits_a_4096_token_run(demo_trace, demo_file):
     """Extrapolated from the real demo-pair file (top-10 lists): 4096 tokens fit with room."""
     per_token = len(demo_file.encode()) / len(demo_trace.tokens)
     assert demo_trace.tokens[1].top_q and len(demo_trace.tokens[1].top_q) == 10
-    assert per_token * 4096 * 1.5 < share.MAX_TRACE_BYTES
+    assert per_token * 4096 * 1.5 < trace_file.MAX_TRACE_BYTES
 
 
 def test_files_without_newer_optional_fields_still_load(demo_trace, demo_file):
@@ -335,7 +336,7 @@ def test_files_without_newer_optional_fields_still_load(demo_trace, demo_file):
     for t in data["tokens"]:
         for key in ("top_pi", "accept_prob", "draft_id"):
             del t[key]
-    loaded = share.load_trace(json.dumps(data))
+    loaded = trace_file.load_trace(json.dumps(data))
     assert loaded.extra == {} and loaded.summary.notes == []
     assert all(r.draft_ids == [] for r in loaded.rounds)
     assert loaded.tokens[0].top_pi == [] and loaded.tokens[0].draft_id is None
@@ -348,16 +349,16 @@ def test_fields_from_newer_versions_are_ignored(demo_trace, demo_file):
         r["future_list"] = [{"token_id": 1, "q": 0.5, "kept": True}]
     data["summary"]["future_policy"] = "fixed"
     data["tokens"][0]["future"] = {"x": 1}
-    assert share.load_trace(json.dumps(data)) == demo_trace
+    assert trace_file.load_trace(json.dumps(data)) == demo_trace
 
 
 def test_trace_from_data_takes_a_parsed_trace(demo_trace):
     """What the app's trace JSON viewer holds (trace.to_dict()) checks the same way."""
-    assert share.trace_from_data(demo_trace.to_dict()) == demo_trace
+    assert trace_file.trace_from_data(demo_trace.to_dict()) == demo_trace
     bad = copy.deepcopy(demo_trace.to_dict())
     bad["tokens"][0]["p"] = 7
     with pytest.raises(TraceFileError, match=r"tokens\[0\]\.p"):
-        share.trace_from_data(bad)
+        trace_file.trace_from_data(bad)
 
 
 # -- the CLI ---------------------------------------------------------------------------------

@@ -10,27 +10,45 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from speccascade import ui
-from speccascade.engine import APP_DEFAULTS
+from speccascade.app.context import AppContext, settings_of
+from speccascade.app.page import layout, localize
+from speccascade.app.serving import PairCache, ServeConfig
+from speccascade.app.tabs.compare import diff_view, project_api, project_view, run_compare, zoo_view
+from speccascade.app.tabs.inspect import (
+    audit_view,
+    plane_api,
+    plane_view,
+    replay_api,
+    replay_step,
+    replay_tick,
+    replay_view,
+)
+from speccascade.app.tabs.links import open_trace, share_query
+from speccascade.app.tabs.run import run as run_handler
+from speccascade.app.tabs.run import stop, switch_offer, take_switch, verdict_text
+from speccascade.app.tabs.story import SCENES, leave_story, play_scene
+from speccascade.app.tabs.sweep import calibrate_view, calibration_plan, run_sweep
+from speccascade.app.tabs.whatif import click_token, inspect_position, show_whatif
+from speccascade.core.engine import APP_DEFAULTS
 from speccascade.i18n import STRINGS, t
-from speccascade.serving import PairCache, ServeConfig
-from speccascade.story import SCENES
+from speccascade.models.presets import PRESETS
 
 MODELS = ("demo", "", "")
 EASY, HARD = "Who is Sally Ride?", "Who is Michael Collins?"
 ENGLISH = re.compile(r"\b[A-Za-z]{4,}\b")
 # names that stay as they are in Chinese: rules, authors and venues cited
 CITED = (
-    r"TokenV\d|BiLD\*?|OPT|Chow|Diff|ROUGE-L|D_TV|Narasimhan|Leviathan|Chen|Tran-Thien|arXiv|ICLR"
+    r"TokenV\d|BiLD\*?|OPT|Chow|Diff|ROUGE-L|D_TV|Narasimhan|Leviathan|Chen|Tran-Thien|Cai|"
+    r"Medusa|Holsman|DIVERSE|Jensen|Shannon|assistant_ensemble_weight|transformers|weight|arXiv|ICLR"
 )
 
 
 @pytest.fixture(scope="module")
 def app():
     config = ServeConfig(max_new_tokens=256, max_prompt_chars=200, max_total_tokens=4096)
-    ctx = ui.AppContext(config, PairCache(config))
+    ctx = AppContext(config, PairCache(config))
     with gr.Blocks():
-        page = ui.layout(config)
+        page = layout(config)
     return ctx, page
 
 
@@ -48,7 +66,7 @@ def last(outputs) -> dict:
 def run(app, prompt=EASY, lang="en", session="s1", **changes):
     ctx, page = app
     s = {**vars(APP_DEFAULTS), **changes}
-    return ui.run(
+    return run_handler(
         ctx,
         page,
         prompt,
@@ -91,7 +109,7 @@ def test_stop_shows_the_partial_run_in_every_panel(app):
         seen.append(out)
         if page.tokens in out and page.trace not in out and out[page.status].startswith("Running"):
             break
-    assert ui.stop(ctx, page, "en", request())[page.status].startswith("Stopping")
+    assert stop(ctx, page, "en", request())[page.status].startswith("Stopping")
     final = last(outputs)
     trace = final[page.trace]
     n = len(trace.tokens)
@@ -102,10 +120,10 @@ def test_stop_shows_the_partial_run_in_every_panel(app):
     assert len(final[page.trace_json]["tokens"]) == n
     assert final[page.verdict].startswith("Stopped early.")
     # the what-if and the inspector work on the partial run
-    assert ui.show_whatif(ctx, page, trace, 0.2)[page.whatif_note] == t("whatif.no_rule", "en")
-    assert ui.inspect_position(ctx, page, trace, n - 1, 0.2, *MODELS)[page.insp] is not None
+    assert show_whatif(ctx, page, trace, 0.2)[page.whatif_note] == t("whatif.no_rule", "en")
+    assert inspect_position(ctx, page, trace, n - 1, 0.2, *MODELS)[page.insp] is not None
     # nothing runs now: Stop leaves the status describing the last run
-    assert ui.stop(ctx, page, "en", request())[page.status] == gr.skip()
+    assert stop(ctx, page, "en", request())[page.status] == gr.skip()
 
 
 def test_stop_only_touches_its_own_session(app):
@@ -134,23 +152,23 @@ def test_user_errors_clear_the_outputs_and_say_what_to_change(app, lang, caplog)
 def test_whatif_recolours_and_counts(app):
     ctx, page = app
     trace = last(run(app))[page.trace]
-    out = ui.show_whatif(ctx, page, trace, -0.1)
+    out = show_whatif(ctx, page, trace, -0.1)
     assert "dashed" in out[page.tokens] and "α = -0.1" in out[page.whatif_note]
-    out = ui.show_whatif(ctx, page, trace, 1.0)
+    out = show_whatif(ctx, page, trace, 1.0)
     assert "would defer 0 of" in out[page.whatif_note]
-    assert ui.show_whatif(ctx, page, None, 0.3)[page.whatif_note] == t("whatif.none", "en")
+    assert show_whatif(ctx, page, None, 0.3)[page.whatif_note] == t("whatif.none", "en")
 
 
 def test_a_typed_alpha_outside_the_range_is_set_to_the_nearest_end(app):
     ctx, page = app
     trace = last(run(app))[page.trace]
-    out = ui.show_whatif(ctx, page, trace, 7, 2, *MODELS)
+    out = show_whatif(ctx, page, trace, 7, 2, *MODELS)
     assert out[page.alpha]["value"] == 1.0 and "between -0.1 and 1" in out[page.whatif_note]
     assert "α = 1" in out[page.insp].to_dict()["data"][-1]["name"] or out[page.insp] is not None
 
 
 def test_own_runs_clear_the_story_caption():
-    caption, fig = ui.leave_story("zh")
+    caption, fig = leave_story("zh")
     assert caption == t("story.hint", "zh") and fig["visible"] is False
 
 
@@ -158,33 +176,33 @@ def test_clicking_a_token_moves_the_inspector(app):
     ctx, page = app
     trace = last(run(app))[page.trace]
     evt = SimpleNamespace(_data={"pos": 3})
-    out = ui.click_token(ctx, page, trace, 0.5, *MODELS, "en", evt)
+    out = click_token(ctx, page, trace, 0.5, *MODELS, "en", evt)
     assert out[page.position]["value"] == 3
     assert "#3" in out[page.insp].layout.title.text
     assert 'data-pos="3"' in out[page.tokens] and "sc-selected" in out[page.tokens]
 
 
 def test_verdict_explains_a_slower_run():
-    from speccascade.presets import load_preset
+    from speccascade.models.presets import load_preset
 
     pair = load_preset("demo")
-    from speccascade.engine import generate
+    from speccascade.core.engine import generate
 
     trace = generate(pair, HARD, APP_DEFAULTS)
     assert trace.summary.accepted / trace.summary.drafted < 0.5
-    slow = ui.verdict_text(trace, verifier_token_s=1e-4, lang="en")  # a very fast verifier
+    slow = verdict_text(trace, verifier_token_s=1e-4, lang="en")  # a very fast verifier
     assert "slower" in slow and "few drafts were kept" in slow and "larger α" in slow
-    zh = ui.verdict_text(trace, verifier_token_s=1e-4, lang="zh")
+    zh = verdict_text(trace, verifier_token_s=1e-4, lang="zh")
     assert "慢" in zh and not ENGLISH.search(zh)
     # lossless SD has no α to raise: the advice points to the cascade instead
     sd = generate(pair, HARD, method="speculative", rule=None, temperature=0, max_new_tokens=32)
-    advice = ui.verdict_text(sd, verifier_token_s=1e-4, lang="en")
+    advice = verdict_text(sd, verifier_token_s=1e-4, lang="en")
     assert "larger α" not in advice and "speculative cascade" in advice
 
 
 def test_compare_switches_tab_and_scores_key_facts(app):
     ctx, page = app
-    outs = list(ui.run_compare(ctx, page, EASY, *MODELS, "token_v3", 0.5, 5, 0.0, 32, 0, "en"))
+    outs = list(run_compare(ctx, page, EASY, *MODELS, "token_v3", 0.5, 5, 0.0, 32, 0, "en"))
     assert outs[0][page.tabs].selected == "compare"
     final = last(outs)
     view = final[page.compare_table]
@@ -192,7 +210,7 @@ def test_compare_switches_tab_and_scores_key_facts(app):
     assert final[page.compare_fig] is not None
     assert all(len(c) <= 22 for c in view.columns)  # one-line headers
     outs = list(
-        ui.run_compare(ctx, page, "Tell me a story.", *MODELS, "token_v3", 0.5, 5, 0, 16, 0, "zh")
+        run_compare(ctx, page, "Tell me a story.", *MODELS, "token_v3", 0.5, 5, 0, 16, 0, "zh")
     )
     view = last(outs)[page.compare_table]
     assert set(view[t("col.facts", "zh")]) == {"—"} and t("col.agreement", "zh") in view.columns
@@ -200,7 +218,7 @@ def test_compare_switches_tab_and_scores_key_facts(app):
 
 def test_sweep_at_its_defaults_fits_the_budget(app):
     ctx, page = app
-    out = ui.run_sweep(
+    out = run_sweep(
         ctx,
         page,
         EASY,
@@ -223,7 +241,7 @@ def test_sweep_at_its_defaults_fits_the_budget(app):
 
 def test_localize_zh_leaves_no_english(app):
     ctx, page = app
-    out = ui.localize(ctx, page, "zh-CN", "spec_cascade", "token_v3", 0.5)
+    out = localize(ctx, page, "zh-CN", "spec_cascade", "token_v3", 0.5)
     assert out[page.lang] == "zh" and out[page.prompt]["value"] == "布兹·奥尔德林是谁？"
     texts = [out[page.caption], out[page.status], out[page.learn], out[page.rule_md]]
     texts += [c[0] for c in out[page.method]["choices"]] + [out[page.alpha]["label"]]
@@ -236,7 +254,7 @@ def test_localize_zh_leaves_no_english(app):
 @pytest.mark.parametrize("scene", SCENES, ids=lambda s: s.key)
 def test_each_story_scene_captions_its_own_numbers(app, scene):
     ctx, page = app
-    outs = list(ui.play_scene(ctx, page, scene.key, {}, *MODELS, "en", request("story")))
+    outs = list(play_scene(ctx, page, scene.key, {}, *MODELS, "en", request("story")))
     final = last(outs)
     trace = final[page.trace]
     s = trace.summary
@@ -259,7 +277,7 @@ def test_story_scene_one_and_two_tell_the_story(app):
     ctx, page = app
     story: dict = {}
     for key in ("sd", "cascade"):
-        final = last(ui.play_scene(ctx, page, key, story, *MODELS, "en", request("story2")))
+        final = last(play_scene(ctx, page, key, story, *MODELS, "en", request("story2")))
         story = final[page.story]
     assert story["sd"]["kept"] < 0.5 < story["cascade"]["kept"]
     assert story["cascade"]["calls"] < story["sd"]["calls"]
@@ -297,13 +315,13 @@ def test_compare_at_an_alpha_only_the_users_rule_accepts(app):
     """α = −0.1 is valid for TokenV3 (= SD) but not for Chow: the baselines with their own
     rule run at that rule's default α, and all eight methods run."""
     ctx, page = app
-    outs = list(ui.run_compare(ctx, page, EASY, *MODELS, "token_v3", -0.1, 5, 0.0, 16, 0, "en"))
+    outs = list(run_compare(ctx, page, EASY, *MODELS, "token_v3", -0.1, 5, 0.0, 16, 0, "en"))
     final = last(outs)
     assert len(final[page.compare_table]) == 8, final[page.compare_status]
 
 
 def test_sweep_plans_scale_to_the_budget_and_say_what_the_smallest_needs():
-    from speccascade.compare import SweepTooLarge, Variant, plan_sweep
+    from speccascade.analysis.compare import SweepTooLarge, Variant, plan_sweep
 
     variants = [Variant.cascade(r) for r in ("token_v3", "chow", "opt")]
     plan = plan_sweep([("a", None)] * 4, variants, 5, 64, 4096)
@@ -331,12 +349,12 @@ def test_a_run_with_a_draft_policy_shows_its_windows(app):
 
 def test_share_link_round_trips_through_the_page_load(app):
     ctx, page = app
-    out = ui.share_query(ctx, page, HARD, *MODELS, "spec_cascade", "chow", 0.2, 3, 0.7, 40, 5,
+    out = share_query(ctx, page, HARD, *MODELS, "spec_cascade", "chow", 0.2, 3, 0.7, 40, 5,
                          "heuristic", 0.4, "en")  # fmt: skip
     query = out[page.share_link]
     assert query.startswith("?") and "rule=chow" in query
     params = SimpleNamespace(query_params=query[1:], session_hash="s9")
-    load = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, params)
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, params)
     assert load[page.prompt]["value"] == HARD
     assert load[page.rule]["value"] == "chow" and load[page.gamma]["value"] == 3
     assert load[page.temperature]["value"] == 0.7 and load[page.max_new] == 40
@@ -344,9 +362,9 @@ def test_share_link_round_trips_through_the_page_load(app):
     assert load[page.alpha]["value"] == 0.2
     assert load[page.status] == t("share.restored", "en")
     broken = SimpleNamespace(query_params="gamma=abc", session_hash="s9")
-    load = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, broken)
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, broken)
     assert "gamma" in load[page.status] and page.gamma not in load  # nothing else changes
-    plain = ui.localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, request())
+    plain = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, request())
     assert page.gamma not in plain and plain[page.status] == t("status.idle", "en")
 
 
@@ -355,101 +373,96 @@ def test_a_trace_file_restores_every_panel_without_a_model(app, tmp_path):
     trace = last(run(app, prompt=HARD))[page.trace]
     path = tmp_path / "trace.json"
     path.write_text(trace.to_json())
-    out = ui.open_trace(ctx, page, str(path), *MODELS, "zh")
+    out = open_trace(ctx, page, str(path), *MODELS, "zh")
     assert set(page.run_outputs) <= set(out)
     assert out[page.trace] == trace
     assert out[page.status] == t("share.restored_trace", "zh", n=trace.summary.new_tokens)
     bad = tmp_path / "bad.json"
     bad.write_text('{"tokens": 3}')
-    out = ui.open_trace(ctx, page, str(bad), *MODELS, "en")
+    out = open_trace(ctx, page, str(bad), *MODELS, "en")
     assert set(out) == {page.status} and "trace" in out[page.status]
 
 
 def test_plane_follows_the_what_if_alpha(app):
-    from speccascade import ui_views
 
     ctx, page = app
     trace = last(run(app, prompt=HARD))[page.trace]
-    at_run = ui_views.plane_view(page, trace, 0.5, lang="en")
+    at_run = plane_view(page, trace, 0.5, lang="en")
     n = sum(tok.draft_id is not None for tok in trace.tokens)
     deferred = sum(bool(tok.defer) for tok in trace.tokens if tok.draft_id is not None)
-    assert at_run[page.views.plane_note].startswith(f"{n} drafts at α = 0.5: {deferred} deferred")
-    sd_end = ui_views.plane_view(page, trace, -0.1, lang="zh")
-    assert f"{n} 个推迟" in sd_end[page.views.plane_note]
+    assert at_run[page.plane_note].startswith(f"{n} drafts at α = 0.5: {deferred} deferred")
+    sd_end = plane_view(page, trace, -0.1, lang="zh")
+    assert f"{n} 个推迟" in sd_end[page.plane_note]
     solo = last(run(app, method="verifier"))[page.trace]
-    assert ui_views.plane_view(page, solo, 0.5)[page.views.plane_fig] is None
-    api = ui_views.plane_api(trace.to_dict(), 0.5)
+    assert plane_view(page, solo, 0.5)[page.plane_fig] is None
+    api = plane_api(trace.to_dict(), 0.5)
     assert len(api["points"]) == n and api["rule"] == "token_v3" and api["boundary"]
 
 
 def test_diff_view_and_its_errors(app):
-    from speccascade import ui_views
-    from speccascade.engine import Settings
+    from speccascade.core.engine import Settings
 
     ctx, page = app
-    out = ui_views.diff_view(ctx, page, EASY, list(MODELS), APP_DEFAULTS, "en")
-    html = out[page.views.diff_html]
+    out = diff_view(ctx, page, EASY, list(MODELS), APP_DEFAULTS, "en")
+    html = out[page.diff_html]
     assert "verifier" in html.lower() and "drafter" in html.lower()
-    out = ui_views.diff_view(ctx, page, "", list(MODELS), APP_DEFAULTS, "zh")
-    assert t("error.empty_prompt", "zh") in out[page.views.diff_html]
-    out = ui_views.diff_view(ctx, page, EASY, list(MODELS), Settings(max_new_tokens=9999), "en")
-    assert "9999" in out[page.views.diff_html] or "budget" in out[page.views.diff_html].lower()
+    out = diff_view(ctx, page, "", list(MODELS), APP_DEFAULTS, "zh")
+    assert t("error.empty_prompt", "zh") in out[page.diff_html]
+    out = diff_view(ctx, page, EASY, list(MODELS), Settings(max_new_tokens=9999), "en")
+    assert "9999" in out[page.diff_html] or "budget" in out[page.diff_html].lower()
 
 
 def test_calibration_plan_and_bad_targets(app):
-    from speccascade import ui_views
 
     ctx, page = app
-    assert ui_views.calibration_plan(3, 4, 4096) == 6
-    assert ui_views.calibration_plan(6, 4, 4096) == 3  # (1 + 6 * 5) * 4 * 32 = 3968
-    assert ui_views.calibration_plan(6, 4, 1000) is None
-    v = page.views
-    out = ui_views.calibrate_view(ctx, page, None, None, ["chow"], list(MODELS), APP_DEFAULTS)
+    assert calibration_plan(3, 4, 4096) == 6
+    assert calibration_plan(6, 4, 4096) == 3  # (1 + 6 * 5) * 4 * 32 = 3968
+    assert calibration_plan(6, 4, 1000) is None
+    v = page
+    out = calibrate_view(ctx, page, None, None, ["chow"], list(MODELS), APP_DEFAULTS)
     assert "give a target" in out[v.cal_note] and not out[v.cal_table]["visible"]
-    out = ui_views.calibrate_view(ctx, page, 0.5, None, [], list(MODELS), APP_DEFAULTS, "zh")
+    out = calibrate_view(ctx, page, 0.5, None, [], list(MODELS), APP_DEFAULTS, "zh")
     assert t("views.cal.no_rules", "zh") in out[v.cal_note]
 
 
 def test_replay_player_steps_and_stops_at_the_ends(app):
-    from speccascade import ui_views
 
     ctx, page = app
     trace = last(run(app, prompt=HARD))[page.trace]
-    v = page.views
+    v = page
     n = len(trace.rounds)
-    first = ui_views.replay_view(page, trace, 0, lang="en")
+    first = replay_view(page, trace, 0, lang="en")
     assert first[v.replay_round]["maximum"] == n - 1 and "round 0" in first[v.replay_html]
-    back = ui_views.replay_step(page, trace, 0, -1, lang="en")
+    back = replay_step(page, trace, 0, -1, lang="en")
     assert back[v.replay_round]["value"] == 0  # clamped at the first round
-    tick = ui_views.replay_tick(page, trace, n - 2, lang="zh")
+    tick = replay_tick(page, trace, n - 2, lang="zh")
     assert tick[v.replay_round]["value"] == n - 1 and not tick[v.replay_timer].active
-    assert ui_views.replay_tick(page, trace, 0)[v.replay_timer].active
+    assert replay_tick(page, trace, 0)[v.replay_timer].active
     solo = last(run(app, method="verifier"))[page.trace]
-    none = ui_views.replay_view(page, solo, 0, lang="en")
+    none = replay_view(page, solo, 0, lang="en")
     assert t("views.replay.none", "en") in none[v.replay_html]
-    api = ui_views.replay_api(trace.to_dict(), 1)
+    api = replay_api(trace.to_dict(), 1)
     assert api["index"] == 1 and len(api["steps"]) == trace.rounds[1].drafted
 
 
 def test_projector_reprices_the_compared_runs_without_a_model(app):
-    from speccascade import ui_views
 
     ctx, page = app
-    v = page.views
+    v = page
     trace = last(run(app, prompt=EASY))[page.trace]
     values = dict(gpu="h100-sxm", dtype="bfloat16", drafter_params=135e6, verifier_params=1.7e9,
                   launch_ms=1.0, drafter_ms=2.0, verifier_fixed_ms=12.0, verifier_token_ms=0.3,
                   round_ms=0.5)  # fmt: skip
-    out = ui_views.project_view(ctx, page, None, trace, "roofline", list(MODELS), values, "en")
+    out = project_view(ctx, page, None, trace, "roofline", list(MODELS), values, "en")
     assert "1 recorded run(s) re-priced" in out[v.proj_note]
     assert out[v.proj_table]["visible"] and len(out[v.proj_table]["value"]) == 1
     assert out[v.proj_gamma_table]["visible"]  # a drafting run gets its best gamma
-    custom = ui_views.project_view(ctx, page, {"a": trace}, None, "custom", list(MODELS),
+    custom = project_view(ctx, page, {"a": trace}, None, "custom", list(MODELS),
                                    {**values, "drafter_ms": -1}, "zh")  # fmt: skip
     assert "drafter_ms" in custom[v.proj_note] and not custom[v.proj_table]["visible"]
-    none = ui_views.project_view(ctx, page, None, None, "roofline", list(MODELS), values, "en")
+    none = project_view(ctx, page, None, None, "roofline", list(MODELS), values, "en")
     assert none[v.proj_note] == t("views.proj.none", "en")
-    api = ui_views.project_api(trace.to_dict(), "custom")
+    api = project_api(trace.to_dict(), "custom")
     assert api["kind"] == "projection" and api["projection"][0]["new_tokens"] == len(trace.tokens)
 
 
@@ -457,8 +470,8 @@ def test_a_preset_with_its_own_story_asks_its_own_questions():
     """A real pair tells the story with questions it knows (SmolLM2 knows Shakespeare, not the
     demo corpus's astronauts); every other pair keeps the embedded pair's, in the page's
     language, and the general-knowledge questions are scored by their key facts."""
-    from speccascade.evalsets import find_item, story_question
-    from speccascade.presets import PRESETS
+    from speccascade.analysis.evalsets import find_item, story_question
+    from speccascade.models.presets import PRESETS
 
     easy, hard = PRESETS["smollm2-135m-offline"].story
     by_key = {s.key: s for s in SCENES}
@@ -469,3 +482,89 @@ def test_a_preset_with_its_own_story_asks_its_own_questions():
     item = find_item(hard)
     assert item is not None and item.correct("It was William Shakespeare.")
     assert not item.correct("It was Gabore de Grail.")
+
+
+# -- outside the pair's domain: the honest answer and the offer of the real pair -------------
+
+
+def test_an_answer_that_declines_gets_the_switch_offer(app):
+    """The offer follows the pair's own answer: its honest decline line (the shipped pair's
+    retraining to give it is issue 20's open part), and no offer for a real answer."""
+    ctx, page = app
+    declined = SimpleNamespace(text=" " + PRESETS["demo"].declines[0])
+    offer = switch_offer(page, declined, "demo", "en")
+    assert offer[page.switch_box]["visible"] is True
+    assert "Outside what the demo pair knows" in offer[page.switch_note]
+    assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
+    # the button moves the page to the pair that can answer
+    moved = take_switch(page, "demo", "en")
+    assert moved[page.preset] == "smollm2-135m-offline"
+    assert moved[page.switch_box]["visible"] is False
+    # a question the pair knows: no offer
+    known = last(run(app, "Who is Buzz Aldrin?"))[page.trace]
+    assert not PRESETS["demo"].declined(known.text)
+    assert switch_offer(page, known, "demo", "en")[page.switch_box]["visible"] is False
+
+
+def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):
+    ctx, page = app
+    declined = SimpleNamespace(text=PRESETS["demo"].declines[1])
+    offer = switch_offer(page, declined, "demo", "zh")
+    assert "超出了演示模型对的知识范围" in offer[page.switch_note]
+    assert take_switch(page, "demo", "zh")[page.status].startswith("已切换")
+    # the real pair is not installed: the note says what it needs, and there is no button
+    target = PRESETS["smollm2-135m-offline"]
+    monkeypatch.setitem(
+        PRESETS, target.name, __import__("dataclasses").replace(target, check=lambda: "pip x")
+    )
+    offer = switch_offer(page, declined, "demo", "en")
+    assert "not set up on this server: pip x" in offer[page.switch_note]
+    assert offer[page.switch_btn]["visible"] is False
+    # a pair with no switch (SmolLM2 itself), no trace, or an unknown preset: no offer
+    for trace, preset in ((declined, "smollm2-135m-offline"), (None, "demo"), (declined, "?")):
+        assert switch_offer(page, trace, preset, "en")[page.switch_box]["visible"] is False
+
+
+# -- the rule zoo (Compare tab) and the fidelity audit (Inspect tab) -------------------------
+
+
+def test_the_rule_zoo_view_compares_rules_at_matched_deferral_rates(app):
+
+    ctx, page = app
+    v = page
+    settings = settings_of("spec_cascade", None, None, 4, 0.0, 32, 0)
+    out = zoo_view(ctx, page, ["token_v3", "typical"], [0.25], MODELS, settings, "en")
+    frame = out[v.zoo_table]["value"]
+    assert out[v.zoo_table]["visible"] and out[v.zoo_fig] is not None
+    names = list(frame.iloc[:, 0])
+    assert names[:3] == ["verifier alone", "Speculative decoding", "Block verification"]
+    assert names[3:] == ["TokenV3", "Typical acceptance"]
+    assert frame.iloc[4, 2].startswith("ε = ")
+    assert "4 questions" in out[v.zoo_note]
+    zh = zoo_view(ctx, page, ["token_v3"], [0.5], MODELS, settings, "zh")
+    assert "推迟率" in zh[v.zoo_table]["value"].columns
+    # nothing chosen, or more than the budget: a message, and nothing runs
+    none = zoo_view(ctx, page, [], [0.25], MODELS, settings, "en")
+    assert "choose at least one rule" in none[v.zoo_note] and not none[v.zoo_table]["visible"]
+    small = AppContext(ServeConfig(max_total_tokens=200), ctx.cache)
+    big = zoo_view(small, page, ["token_v3", "chow"], [0.1, 0.5], MODELS, settings, "en")
+    assert "token budget" in big[v.zoo_note]
+
+
+def test_the_audit_view_checks_the_current_settings(app):
+
+    ctx, page = app
+    v = page
+    settings = settings_of("speculative", None, None, 4, 1.0, 8, 0)
+    out = audit_view(ctx, page, "Who is Buzz Aldrin?", MODELS, settings, 2, 10, "en")
+    assert out[v.audit_note].startswith("Consistent with the promised law (the verifier's law p)")
+    frame = out[v.audit_table]["value"]
+    assert list(frame.iloc[:, 0]) == [1, 2] and out[v.audit_fig] is not None
+    zh = audit_view(ctx, page, "布兹·奥尔德林是谁？", MODELS, settings, 1, 10, "zh")
+    assert zh[v.audit_note].startswith("与承诺的分布")
+    for bad in (("", 2, 10), ("Who is Buzz Aldrin?", 9, 10), ("Who is Buzz Aldrin?", 2, 999)):
+        out = audit_view(ctx, page, bad[0], MODELS, settings, bad[1], bad[2], "en")
+        assert out[v.audit_note].startswith("Nothing was run") and not out[v.audit_table]["visible"]
+    seq = settings_of("seq_cascade", None, None, 4, 1.0, 8, 0)
+    out = audit_view(ctx, page, "Who is Buzz Aldrin?", MODELS, seq, 2, 10, "en")
+    assert "whole answers" in out[v.audit_note]

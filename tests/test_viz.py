@@ -9,10 +9,16 @@ import re
 import pandas as pd
 import pytest
 
-from speccascade import RULES, generate, viz
-from speccascade.compare import Variant, compare, sweep
+from speccascade import RULES, generate
+from speccascade.analysis.compare import Variant, compare, sweep
+from speccascade.analysis.verdict import whatif_decisions
+from speccascade.core.trace import SOURCES
 from speccascade.i18n import figures
-from speccascade.trace import SOURCES
+from speccascade.views.compare import quality_latency, speed_quality
+from speccascade.views.heatmap import heatmap, inspector
+from speccascade.views.style import COLORS, EOS_MARK, WHATIF_COLOR, WRONG_COLOUR
+from speccascade.views.timeline import stats_frame, timeline
+from speccascade.views.tokens import TOKEN_CSS, legend_html, token_html
 
 
 @pytest.fixture(scope="module")
@@ -36,17 +42,17 @@ def traces(llama_pair):
 
 def test_token_html_colours_every_token_by_source(traces):
     tr = traces["sc"]
-    html = viz.token_html(tr.tokens)
+    html = token_html(tr.tokens)
     assert html.count('class="sc-tok ') == len(tr.tokens)
     for source in {t.source for t in tr.tokens}:
-        assert f"sc-{source}" in html and viz.COLORS[source] in html
+        assert f"sc-{source}" in html and COLORS[source] in html
     assert "q(x) = " in html and "acceptance probability" in html and "round 0" in html
-    assert "sc-verifier" in viz.token_html(traces["verifier"].tokens)
+    assert "sc-verifier" in token_html(traces["verifier"].tokens)
 
 
 def test_token_html_popups_are_focusable_and_carry_positions(traces):
     tr = traces["sc"]
-    html = viz.token_html(tr.tokens, selected=tr.tokens[3].position)
+    html = token_html(tr.tokens, selected=tr.tokens[3].position)
     n = len(tr.tokens)
     assert html.count('tabindex="0"') == n and html.count('role="button"') == n
     assert html.count('class="sc-pop"') == n and " title=" not in html
@@ -55,46 +61,46 @@ def test_token_html_popups_are_focusable_and_carry_positions(traces):
     assert html.count("sc-selected") == 1 and html.count('aria-pressed="true"') == 1
     assert "<wbr>" in html  # long outputs wrap between tokens
     for css in (".sc-pop", ":hover", ":focus", "sc-selected", "position: absolute", "max-width"):
-        assert css in viz.TOKEN_CSS
+        assert css in TOKEN_CSS
 
 
 def test_token_html_shows_end_of_text_as_a_mark(traces):
     base = traces["sc"].tokens[0]
     for eos in ("<|endoftext|>", "</s>", "<|im_end|>"):
-        html = viz.token_html([dataclasses.replace(base, text=eos)])
-        assert eos not in html and "sc-eos" in html and viz.EOS_MARK in html
+        html = token_html([dataclasses.replace(base, text=eos)])
+        assert eos not in html and "sc-eos" in html and EOS_MARK in html
         assert "end of text" in html  # the popup still names it
-    plain = viz.token_html([dataclasses.replace(base, text="s>")])
+    plain = token_html([dataclasses.replace(base, text="s>")])
     assert "sc-eos" not in plain
 
 
 def test_token_html_empty_state_and_legend_are_localized():
-    en, zh = viz.token_html(None), viz.token_html([], lang="zh")
+    en, zh = token_html(None), token_html([], lang="zh")
     assert "No tokens yet" in en and 'class="sc-tok ' not in en
     assert "运行" in zh and not re.search("[A-Za-z]{3,}", re.sub("<[^>]+>", "", zh))
-    legend = viz.legend_html("zh")
+    legend = legend_html("zh")
     assert legend.count("white-space:nowrap") == len(SOURCES) + 2
-    assert "仅验证模型" in legend and viz.EOS_MARK in legend and viz.WHATIF_COLOR in legend
+    assert "仅验证模型" in legend and EOS_MARK in legend and WHATIF_COLOR in legend
 
 
 def test_token_html_escapes_markup(traces):
     t = dataclasses.replace(traces["sc"].tokens[0], text="<script>x</script>")
-    html = viz.token_html([t])
+    html = token_html([t])
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
 def test_whatif_matches_engine_decisions_at_the_run_alpha(traces):
     tr = traces["sc"]
     rule = RULES["token_v3"]
-    same = viz.whatif_decisions(tr, rule, 0.5)
+    same = whatif_decisions(tr, rule, 0.5)
     for t, d in zip(tr.tokens, same):
         assert d == t.defer  # None for bonus tokens, the engine's own decision otherwise
-    never = viz.whatif_decisions(tr, rule, 1.0)
-    always = viz.whatif_decisions(tr, rule, -0.1)
+    never = whatif_decisions(tr, rule, 1.0)
+    always = whatif_decisions(tr, rule, -0.1)
     drafted = [i for i, t in enumerate(tr.tokens) if t.draft_id is not None]
     assert all(never[i] is False for i in drafted) and all(always[i] is True for i in drafted)
-    html = viz.token_html(tr.tokens, always)
-    assert html.count(viz.WHATIF_COLOR) == len(drafted)
+    html = token_html(tr.tokens, always)
+    assert html.count(WHATIF_COLOR) == len(drafted)
 
 
 def _long(trace, n):
@@ -105,7 +111,7 @@ def _long(trace, n):
 
 def test_heatmap_rows_and_columns(traces):
     tr = traces["sc"]
-    fig = viz.heatmap(tr)
+    fig = heatmap(tr)
     probs, dtv, defer = fig.data
     assert len(probs.z) == 4 and all(len(row) == len(tr.tokens) for row in probs.z)
     assert list(probs.y)[0].startswith("drafter") and probs.z[1][0] == pytest.approx(
@@ -118,7 +124,7 @@ def test_heatmap_rows_and_columns(traces):
 
 
 def test_heatmap_stays_readable_at_256_tokens(traces):
-    fig = viz.heatmap(_long(traces["sc"], 256))
+    fig = heatmap(_long(traces["sc"], 256))
     xaxis = fig.layout.xaxis3
     assert len(xaxis.ticktext) <= 40 and len(xaxis.ticktext) == len(xaxis.tickvals)
     assert len(fig.data[0].z[0]) == 256  # every token is still a cell (and hoverable)
@@ -127,13 +133,13 @@ def test_heatmap_stays_readable_at_256_tokens(traces):
     spans = sorted((b.y - b.len / 2, b.y + b.len / 2) for b in bars)
     assert all(a[1] <= b[0] + 0.03 for a, b in zip(spans, spans[1:]))  # no overlap
     assert list(bars[2].ticktext) == ["kept", "deferred"]
-    assert list(viz.heatmap(_long(traces["sc"], 64)).layout.xaxis3.ticktext)
+    assert list(heatmap(_long(traces["sc"], 64)).layout.xaxis3.ticktext)
 
 
 def test_inspector_marks_the_rule_accepted_set(traces, llama_pair):
     tr = traces["sc"]
     pos = next(i for i, t in enumerate(tr.tokens) if t.source == "resampled")
-    fig = viz.inspector(tr, pos, RULES["token_v3"], 0.5, llama_pair.tokenizer)
+    fig = inspector(tr, pos, RULES["token_v3"], 0.5, llama_pair.tokenizer)
     names = [d.name for d in fig.data]
     assert names[:3] == ["drafter q", "verifier p", "target π"]
     kept = fig.data[3]
@@ -146,12 +152,12 @@ def test_inspector_marks_the_rule_accepted_set(traces, llama_pair):
     assert "accepted set" in second and second.startswith("<sup>")
     assert fig.layout.legend.orientation == "h"
     long = dataclasses.replace(tr, tokens=[dataclasses.replace(t, text="x" * 200)])
-    assert len(_plain(viz.inspector(long, 0).layout.title.text)) <= 50
+    assert len(_plain(inspector(long, 0).layout.title.text)) <= 50
 
 
 def test_timeline_and_stats(traces):
     tr = traces["sc"]
-    fig = viz.timeline(tr)
+    fig = timeline(tr)
     drafter, verifier, drafted, kept = fig.data
     assert drafter.name == "drafter calls" and verifier.name == "verifier calls"
     assert len(verifier.x) == tr.summary.verifier_calls  # one verifier call per round
@@ -159,17 +165,17 @@ def test_timeline_and_stats(traces):
     colours = {d.marker.color for d in fig.data}
     assert len(colours) == 4  # drafter calls and kept tokens no longer share a colour
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container"
-    frame = viz.stats_frame(tr, verifier_wall_s=2 * tr.summary.wall_s)
+    frame = stats_frame(tr, verifier_wall_s=2 * tr.summary.wall_s)
     assert list(frame.columns) == ["metric", "value"]
     values = dict(zip(frame.metric, frame.value))
     assert values["measured speed-up vs verifier"] == "2.00"
     assert values["acceptance rate"] == f"{tr.summary.acceptance_rate:.3f}"
     assert "ideal speed-up (docs/method.md)" in values
-    zh = viz.stats_frame(tr, lang="zh")
+    zh = stats_frame(tr, lang="zh")
     assert list(zh.columns) == ["指标", "数值"] and "接受率" in set(zh.iloc[:, 0])
-    empty = viz.stats_frame(None, lang="zh")  # the panel's headers before any run
+    empty = stats_frame(None, lang="zh")  # the panel's headers before any run
     assert list(empty.columns) == ["指标", "数值"] and empty.empty
-    assert viz.timeline(traces["token_cascade"]).data  # single-token rounds render too
+    assert timeline(traces["token_cascade"]).data  # single-token rounds render too
 
 
 def _table(**columns) -> pd.DataFrame:
@@ -185,20 +191,20 @@ def _table(**columns) -> pd.DataFrame:
 
 
 def test_speed_quality_marks_a_fast_wrong_answer():
-    fig = viz.speed_quality(_table())
+    fig = speed_quality(_table())
     points = {d.meta["method"]: d for d in fig.data if d.meta}
     assert set(points) == {"verifier", "drafter", "speculative", "spec_cascade/token_v3"}
     fast_wrong, right = points["drafter"], points["spec_cascade/token_v3"]
     assert fast_wrong.meta["wrong"] and not right.meta["wrong"]
     assert fast_wrong.marker.symbol != right.marker.symbol
-    assert fast_wrong.marker.color == viz.WRONG_COLOUR != right.marker.color
+    assert fast_wrong.marker.color == WRONG_COLOUR != right.marker.color
     labels = [a.text for a in fig.layout.annotations]
     assert "drafter alone (wrong)" in labels and "speculative cascade · TokenV3" in labels
     assert "key facts" in fig.layout.yaxis.title.text and fig.layout.xaxis.type == "log"
     assert any(s.type == "rect" and s.x0 == 1 for s in fig.layout.shapes)  # the good corner
     assert any(s.type == "line" and s.x0 == s.x1 == 1 for s in fig.layout.shapes)  # 1x
     # without key facts the axis is agreement with the verifier, and nothing is called wrong
-    agree = viz.speed_quality(_table(key_facts=[None] * 4))
+    agree = speed_quality(_table(key_facts=[None] * 4))
     assert "agreement" in agree.layout.yaxis.title.text
     assert not any(d.meta["wrong"] for d in agree.data if d.meta)
     for ann in fig.layout.annotations:  # every label stays inside the padded axis range
@@ -215,7 +221,7 @@ def test_quality_latency_frontier_is_monotone():
             "quality": [1.0, 0.8, 0.7, 0.5, 0.9, 1.0, 0.9, 0.8],
         }
     )
-    fig = viz.quality_latency(pts, current={"relative_latency": 0.8, "quality": 0.6})
+    fig = quality_latency(pts, current={"relative_latency": 0.8, "quality": 0.6})
     lines = [d for d in fig.data if d.mode == "lines"]
     markers = [d for d in fig.data if d.mode in ("markers", "markers+text")]
     assert len(lines) == 2 and markers[-1].name == "current setting"
@@ -226,7 +232,7 @@ def test_quality_latency_frontier_is_monotone():
     assert list(diff.x) == [0.5, 0.6, 0.7, 1.0]  # (0.9, 0.7) is dominated by (0.6, 0.8)
     assert len(markers[0].x) == 5 and "α = -0.5" in "".join(markers[0].hovertext)
     assert markers[0].name == "speculative cascade · Diff"
-    titled = viz.quality_latency(pts, quality_label="key facts", lang="zh")
+    titled = quality_latency(pts, quality_label="key facts", lang="zh")
     assert titled.layout.yaxis.title.text == "key facts"
 
 
@@ -236,7 +242,7 @@ def test_compare_and_sweep_figures(llama_pair):
     *_, (_, _, table) = compare(p, "hello", variants, max_new_tokens=6, temperature=0)
     assert list(table.method) == ["verifier", "speculative", "spec_cascade/chow"]
     assert table.loc[0, "speedup"] == 1.0 and table.loc[1, "quality_vs_verifier"] == 1.0
-    fig = viz.speed_quality(table)
+    fig = speed_quality(table)
     assert {d.meta["method"] for d in fig.data if d.meta} == set(table.method)
     assert "agreement" in fig.layout.yaxis.title.text  # no key facts for a free prompt
     points = sweep(
@@ -250,7 +256,7 @@ def test_compare_and_sweep_figures(llama_pair):
     assert list(points.method) == ["verifier"] + ["spec_cascade/diff"] * 3
     assert points.alpha.tolist()[1:] == [-1.0, 0.0, 1.0]
     assert points.quality.iloc[1] == 1.0  # alpha = -1 is SD: greedy equals the verifier
-    fig = viz.quality_latency(
+    fig = quality_latency(
         points[points.method != "verifier"], current={"relative_latency": 1.0, "quality": 0.5}
     )
     assert fig.data[-1].name == "current setting"
@@ -260,7 +266,9 @@ def test_compare_and_sweep_figures(llama_pair):
 # -- localization ----------------------------------------------------------------------------
 
 # Identifiers and formulas that stay as they are in Chinese text.
-ALLOWED = re.compile(r"D_TV|max|ROUGE|BiLD|Chow|OPT|TokenV\d|Diff|docs/method\.md")
+ALLOWED = re.compile(
+    r"D_TV|max|ROUGE|BiLD|Chow|OPT|TokenV\d|Diff|JSD|KL|Jensen|Shannon|Medusa|SmolLM2|docs/method\.md"
+)
 
 
 def _plain(text: str) -> str:
@@ -300,22 +308,22 @@ def test_chinese_figures_have_no_english_words(traces):
         }
     )
     figs = {
-        "heatmap": viz.heatmap(tr, lang="zh"),
-        "inspector": viz.inspector(tr, pos, RULES["token_v3"], 0.5, lang="zh"),
-        "timeline": viz.timeline(tr, lang="zh"),
-        "speed_quality": viz.speed_quality(_table(), lang="zh"),
-        "agreement": viz.speed_quality(_table(key_facts=[None] * 4), lang="zh"),
-        "sweep": viz.quality_latency(pts, current={"relative_latency": 1, "quality": 1}, lang="zh"),
+        "heatmap": heatmap(tr, lang="zh"),
+        "inspector": inspector(tr, pos, RULES["token_v3"], 0.5, lang="zh"),
+        "timeline": timeline(tr, lang="zh"),
+        "speed_quality": speed_quality(_table(), lang="zh"),
+        "agreement": speed_quality(_table(key_facts=[None] * 4), lang="zh"),
+        "sweep": quality_latency(pts, current={"relative_latency": 1, "quality": 1}, lang="zh"),
     }
     for name, fig in figs.items():
         texts = _visible_texts(fig)
         assert texts and not _english_words(texts), (name, _english_words(texts))
         assert any(re.search("[\u4e00-\u9fff]", x) for x in texts), name
-    frame = viz.stats_frame(tr, verifier_wall_s=1.0, lang="zh")
+    frame = stats_frame(tr, verifier_wall_s=1.0, lang="zh")
     assert not _english_words([*frame.columns, *frame.iloc[:, 0]])
-    assert not _english_words([_plain(viz.legend_html("zh"))])
+    assert not _english_words([_plain(legend_html("zh"))])
     popups = re.findall(
-        r'<span class="sc-pop"[^>]*>(.*?)</span>', viz.token_html(tr.tokens, lang="zh"), re.S
+        r'<span class="sc-pop"[^>]*>(.*?)</span>', token_html(tr.tokens, lang="zh"), re.S
     )
     assert popups and not _english_words(p.split("\n", 1)[1] for p in popups)
 
@@ -327,6 +335,7 @@ def test_every_figure_string_has_a_real_chinese_version():
         en, zh = figures.STRINGS[key]
         assert en.strip() and zh.strip(), key
         assert zh != en and re.search("[\u4e00-\u9fff]", zh), key
-        assert set(re.findall(r"\{(\w+)\}", en)) == set(re.findall(r"\{(\w+)\}", zh)), key
-        assert not _english_words([re.sub(r"\{\w+\}", "", zh)]), (key, zh)
+        field = r"\{(\w+)(?::[^}]*)?\}"  # {name} or {name:.0%}
+        assert set(re.findall(field, en)) == set(re.findall(field, zh)), key
+        assert not _english_words([re.sub(field, "", zh)]), (key, zh)
         assert not re.search(r"\b(alpha|pi)\b", re.sub(r"\{\w+\}", "", en)), key  # α, π

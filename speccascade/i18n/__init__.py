@@ -7,8 +7,8 @@ library's algorithm code never imports this: only the UI and the figures format 
 
 from __future__ import annotations
 
-from ..engine import METHOD_REGISTRY
-from . import app, figures, learn
+from speccascade.core.engine import METHOD_REGISTRY
+from speccascade.i18n import app, figures, learn
 
 LANGS = ("en", "zh")
 

@@ -12,6 +12,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "method.lossy_speculative": ("lossy speculative decoding", "有损投机解码"),
     "method.bild": ("BiLD*", "BiLD*"),
     "method.spec_cascade": ("speculative cascade", "投机级联"),
+    "method.typical": ("typical acceptance (Medusa)", "典型接受（Medusa）"),
+    "method.ensemble": ("static ensemble verification", "静态集成验证"),
+    "method.fuzzy": ("fuzzy speculative decoding", "模糊投机解码"),
+    "method.kl_judge": ("KL judge", "KL 判定"),
+    "method.block": ("block verification (lossless)", "块验证（无损）"),
     # -- rules (rules.RULES): name and one-line description ------------------------------
     "rule.sd": ("Speculative decoding", "投机解码"),
     "rule.sd.desc": (
@@ -59,6 +64,42 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Defer when the two models' distributions differ by more than α in total variation.",
         "两个模型的分布的总变差距离超过 α 时推迟。",
     ),
+    "rule.typical": ("Typical acceptance", "典型接受"),
+    "rule.typical.desc": (
+        "Keep a draft the verifier finds typical enough: p(x) above ε, or above √ε·e^(−H(p)) "
+        "where the verifier is unsure. Lossy; a larger ε is stricter (ε = ∞ is speculative "
+        "decoding, 0 the drafter alone).",
+        "保留验证模型认为足够“典型”的草稿：p(x) 高于 ε，或在验证模型不确定时高于 √ε·e^(−H(p))。"
+        "有损；ε 越大越严格（ε = ∞ 即投机解码，0 即仅起草模型）。",
+    ),
+    "rule.ensemble": ("Static ensemble", "静态集成"),
+    "rule.ensemble.desc": (
+        "Verify as speculative decoding against a fixed mixture π = w·p + (1 − w)·q: every "
+        "draft is tested, none is deferred outright (w = 1 is speculative decoding, w = 0 the "
+        "drafter alone).",
+        "按投机解码的方式，以固定混合 π = w·p + (1 − w)·q 检验草稿：每个草稿都要检验，"
+        "没有直接推迟（w = 1 即投机解码，w = 0 即仅起草模型）。",
+    ),
+    "rule.fuzzy": ("Fuzzy SD", "模糊投机解码"),
+    "rule.fuzzy.desc": (
+        "Keep the draft outright where the two laws diverge by at most T (Jensen–Shannon, "
+        "nats); elsewhere verify as speculative decoding.",
+        "两个分布的 Jensen–Shannon 散度不超过 T（纳特）时直接保留草稿；否则按投机解码检验。",
+    ),
+    "rule.kl_judge": ("KL judge", "KL 判定"),
+    "rule.kl_judge.desc": (
+        "Keep the draft outright where KL(p‖q) is at most τ (nats); elsewhere verify as "
+        "speculative decoding.",
+        "KL(p‖q) 不超过 τ（纳特）时直接保留草稿；否则按投机解码检验。",
+    ),
+    "rule.block": ("Block verification", "块验证"),
+    "rule.block.desc": (
+        "Lossless like speculative decoding (π = p), but the window is verified as a block: "
+        "it keeps everything up to the last draft whose block test passes, so on average at "
+        "least as many drafts as token-by-token verification.",
+        "与投机解码一样无损（π = p），但把整个草稿窗口作为一块来检验：保留到最后一个通过块检验的"
+        "草稿为止，因此平均保留的草稿不少于逐词检验。",
+    ),
     # -- static labels (rendered in the browser's language through gr.I18n) ---------------
     "ui.title": (
         "speccascade — watch a small and a large model decide, token by token",
@@ -96,6 +137,24 @@ STRINGS: dict[str, tuple[str, str]] = {
         "置信度：起草模型对某个词元没把握时就停止起草",
     ),
     "ui.draft_threshold": ("Confidence threshold (max q)", "置信度阈值（max q）"),
+    "ui.switch_btn": ("Ask the SmolLM2 pair", "改用 SmolLM2 模型对回答"),
+    "switch.note": (
+        "**Outside what the demo pair knows.** Its two small models were trained only to say "
+        "who or what something is (famous people, places and words), so they said so instead "
+        "of making something up. The SmolLM2 pair is a real small language model that runs "
+        "offline on this machine: it can try this question.",
+        "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
+        "（名人、地方和词语），所以如实说明，而不是编造答案。SmolLM2 模型对是一个真正的小型"
+        "语言模型，在本机离线运行，可以试着回答这个问题。",
+    ),
+    "switch.missing": (
+        "It is not set up on this server: {detail}",
+        "但本服务器还没有安装它：{detail}",
+    ),
+    "switch.switched": (
+        "Switched to the SmolLM2 pair; its first load takes up to a minute.",
+        "已切换到 SmolLM2 模型对；首次加载最多需要一分钟。",
+    ),
     "ui.drafting": ("Draft windows", "草稿窗口"),
     "policy.fixed": ("fixed γ", "固定 γ"),
     "policy.heuristic": ("heuristic (+2 / −1)", "启发式（+2 / −1）"),
@@ -120,8 +179,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ui.sweep_x": ("Cost axis", "成本坐标轴"),
     # -- dynamic text (filled in by the handlers in the page's language) ------------------
     "alpha.label": (
-        "α ({rule}): {lo} {sd} … {hi} {drafter}",
-        "α（{rule}）：{lo} {sd} … {hi} {drafter}",
+        "{param} ({rule}): {lo} {lo_end} … {hi} {hi_end}",
+        "{param}（{rule}）：{lo} {lo_end} … {hi} {hi_end}",
     ),
     "alpha.is_sd": ("= speculative decoding", "= 投机解码"),
     "alpha.to_sd": ("→ speculative decoding", "→ 投机解码"),
@@ -376,7 +435,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "This trace file cannot be opened: {detail}",
         "无法打开此运行记录文件：{detail}",
     ),
-    # -- analysis views (ui_views.py) and sharing ------------------------------------------
+    # -- analysis views (app.tabs.inspect, app.tabs.compare) and sharing ------------------------------------------
     "ui.tab_inspect": ("Inspect", "检视"),
     "ui.share": ("Link to these settings", "当前设置的链接"),
     "ui.share_link": (
@@ -469,6 +528,56 @@ STRINGS: dict[str, tuple[str, str]] = {
         "{items} 道题，每条规则二分 {steps} 步，每个回答最多 {tokens} 个新词元。",
     ),
     "views.cal.col.rule": ("rule", "规则"),
+    "views.cal.col.param": ("parameter", "参数"),
+    # -- the rule zoo (Compare tab) and the fidelity audit (Inspect tab) -----------------
+    "views.zoo.intro": (
+        "**Every acceptance rule at the same deferral rate.** Each rule's parameter means "
+        "something else (α, ε, w, T, τ), so each is calibrated on a few questions to the "
+        "same share of drafts replaced by the verifier, then compared there: key-fact "
+        "accuracy, verifier calls per token and time, beside lossless speculative decoding, "
+        "block verification and the verifier alone. It runs the questions dozens of times.",
+        "**各接受规则在相同推迟率下的比较。** 每条规则的参数含义不同（α、ε、w、T、τ），"
+        "所以先在几个问题上把每条规则校准到相同的“被验证模型替换的草稿比例”，再在这个比例下比较："
+        "关键事实准确率、每词元验证调用次数和耗时，并与无损投机解码、块验证和仅验证模型对照。"
+        "需要把这些问题运行几十次。",
+    ),
+    "views.zoo.rules": ("Rules", "规则"),
+    "views.zoo.rates": ("Deferral rates", "推迟率"),
+    "views.zoo.run": ("Compare the rules", "比较这些规则"),
+    "views.zoo.empty": (
+        "choose at least one rule and one deferral rate",
+        "请至少选择一条规则和一个推迟率",
+    ),
+    "views.zoo.too_large": (
+        "That comparison is larger than this deployment's token budget: choose fewer rules or "
+        "rates (or run `speccascade zoo` locally).",
+        "这个比较超出了本部署的词元预算：请少选几条规则或推迟率（或在本地运行 `speccascade zoo`）。",
+    ),
+    "views.zoo.note": (
+        "{items} questions, {tokens} new tokens each, {steps} bisection steps per rate: "
+        "{runs} runs of the questions.",
+        "{items} 个问题，每个最多 {tokens} 个新词元，每个推迟率二分 {steps} 步：共运行这些问题 {runs} 次。",
+    ),
+    "views.audit.intro": (
+        "**Fidelity audit.** Does this configuration's output follow the law it promises (p "
+        "for speculative decoding and block verification, the target π for a cascade or any "
+        "other rule)? Many seeded runs of the first tokens of the prompt are compared, "
+        "position by position, with that law: a chi-square test and the total-variation gap, "
+        "beside the gap sampling noise alone gives. Uses the settings on the left; sampling "
+        "(T > 0) makes the test informative.",
+        "**保真度审计。** 当前配置的输出是否服从它承诺的分布（投机解码和块验证为 p，"
+        "级联和其他规则为目标分布 π）？用许多个随机种子运行提示词的前几个词元，逐位置与该分布比较："
+        "卡方检验和总变差差距，并给出仅由抽样噪声造成的差距作对照。使用左侧的设置；"
+        "采样（T > 0）时检验才有意义。",
+    ),
+    "views.audit.positions": ("Positions (first k tokens)", "位置（前 k 个词元）"),
+    "views.audit.seconds": ("Time budget (s)", "时间预算（秒）"),
+    "views.audit.run": ("Audit these settings", "审计当前设置"),
+    "views.audit.note": ("({n} runs, {s} s)", "（{n} 次运行，{s} 秒）"),
+    "views.audit.bad": (
+        "positions must be 1 to {k} and the time budget at most {s} s",
+        "位置数须为 1 到 {k}，时间预算最多 {s} 秒",
+    ),
     "views.cal.col.calls": ("verifier calls / token", "每词元验证调用"),
     "views.cal.col.accuracy": ("key-fact accuracy", "关键事实准确率"),
     "views.cal.col.time": ("time (s)", "耗时（秒）"),
@@ -476,7 +585,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.col.runs": ("evaluations", "评测次数"),
     "views.cal.yes": ("yes", "是"),
     "views.cal.no": ("no", "否"),
-    # -- cost projector (ui_views.project_parts) -------------------------------------------
+    # -- cost projector (app.tabs.compare) -------------------------------------------
     "views.proj.intro": (
         "**Cost projector.** Re-price the recorded runs (this tab's Compare, else the last run) "
         "under a cost model, without running the models again: what speed-up they imply on "

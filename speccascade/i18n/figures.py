@@ -1,8 +1,8 @@
-"""i18n strings of the figures and token HTML (viz.py): key -> (English, Chinese).
+"""i18n strings of the figures and token HTML (speccascade.views): key -> (English, Chinese).
 
 Keys start with `fig.`, except the token sources' legend labels, `source.<name>` (one per
 `trace.SOURCES`). `{fields}` are filled by `t(key, lang, **values)`. Formula-only text (q(x) =
-…, max p = …, D_TV = …) is the same in both languages and is written in viz.py directly."""
+…, max p = …, D_TV = …) is the same in both languages and is written in the views directly."""
 
 STRINGS: dict[str, tuple[str, str]] = {
     # -- token sources (trace.SOURCES): legend chips and the token popup ------------------
@@ -148,10 +148,70 @@ STRINGS: dict[str, tuple[str, str]] = {
         "{policy}：平均窗口 {window}，{wasted} 次起草模型前向花在未保留的草稿上",
     ),
     "fig.dp.none": ("This method does not draft.", "该方法不起草。"),
-    # -- decision plane (plane.py, viz_plane.py) ------------------------------------------
+    # -- decision plane (analysis.plane, views.plane) ------------------------------------------
+    # -- the rule zoo at matched deferral rates (views.zoo) ---------------------------------
+    "fig.zoo.title": (
+        "Every acceptance rule at matched deferral rates ({n} questions)",
+        "各接受规则在相同推迟率下的比较（{n} 个问题）",
+    ),
+    "fig.zoo.x": (
+        "deferral rate: drafts the verifier replaced",
+        "推迟率：被验证模型替换的草稿比例",
+    ),
+    "fig.zoo.y": ("key-fact accuracy", "关键事实准确率"),
+    "fig.zoo.hover": (
+        "{param} = {value}, {calls} verifier calls per token",
+        "{param} = {value}，每词元验证调用 {calls} 次",
+    ),
+    "fig.zoo.col.rule": ("rule", "规则"),
+    "fig.zoo.col.target": ("target deferral rate", "目标推迟率"),
+    "fig.zoo.col.param": ("parameter", "参数"),
+    "fig.zoo.col.rate": ("deferral rate", "推迟率"),
+    "fig.zoo.col.accuracy": ("key-fact accuracy", "关键事实准确率"),
+    "fig.zoo.col.calls": ("verifier calls / token", "验证调用 / 词元"),
+    "fig.zoo.col.time": ("time (s)", "时间（秒）"),
+    "fig.zoo.col.met": ("target met", "达到目标"),
+    # -- the fidelity audit (views.zoo) ----------------------------------------------------
+    "fig.audit.title": (
+        "What came out against what was promised, per position ({n} runs)",
+        "逐位置比较：实际输出与承诺的分布（{n} 次运行）",
+    ),
+    "fig.audit.x": ("position in the output", "输出中的位置"),
+    "fig.audit.y": ("total-variation gap", "总变差差距"),
+    "fig.audit.tv": ("gap (95% bootstrap band)", "差距（95% 自助区间）"),
+    "fig.audit.null": ("gap from sampling noise alone (95%)", "仅由抽样噪声造成的差距（95%）"),
+    "fig.audit.law.p": ("the verifier's law p", "验证模型的分布 p"),
+    "fig.audit.law.q": ("the drafter's law q", "起草模型的分布 q"),
+    "fig.audit.law.pi": ("the method's target law π", "该方法的目标分布 π"),
+    "fig.audit.consistent": (
+        "Consistent with the promised law ({law}): over {n} runs no position of the first {k} "
+        "differs at the {level:.0%} level.",
+        "与承诺的分布（{law}）一致：{n} 次运行中，前 {k} 个位置在 {level:.0%} 的水平上都没有差异。",
+    ),
+    "fig.audit.differs": (
+        "Differs from the promised law ({law}) at position {position}: p = {p}; the gap is "
+        "{tv}, where sampling noise alone gives up to {null}.",
+        "在第 {position} 个位置与承诺的分布（{law}）不同：p = {p}；差距为 {tv}，"
+        "而仅由抽样噪声造成的差距最多为 {null}。",
+    ),
+    "fig.audit.impossible": (
+        "Differs from the promised law ({law}) at position {position}: {count} runs wrote a "
+        "token the promised law gives probability 0.",
+        "在第 {position} 个位置与承诺的分布（{law}）不同：有 {count} 次运行写出了承诺分布中概率为 0 的词元。",
+    ),
+    "fig.audit.col.position": ("position", "位置"),
+    "fig.audit.col.n": ("runs", "运行次数"),
+    "fig.audit.col.tv": ("gap (TV)", "差距（TV）"),
+    "fig.audit.col.band": ("95% band", "95% 区间"),
+    "fig.audit.col.null": ("noise (95%)", "噪声（95%）"),
+    "fig.audit.col.chi2": ("χ² (dof)", "χ²（自由度）"),
+    "fig.audit.col.p": ("p-value", "p 值"),
+    "fig.audit.col.flag": ("verdict", "结论"),
+    "fig.audit.flag": ("differs", "有差异"),
+    "fig.audit.ok": ("consistent", "一致"),
     "fig.plane.title": (
-        "{rule}: decision plane at α = {alpha}",
-        "{rule}：α = {alpha} 时的决策平面",
+        "{rule}: decision plane at {param} = {alpha}",
+        "{rule}：{param} = {alpha} 时的决策平面",
     ),
     "fig.plane.counts": ("{deferred} of {n} drafts deferred", "{n} 个草稿中推迟了 {deferred} 个"),
     "fig.plane.counts_lossy": (
@@ -169,11 +229,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.plane.differs": ("draft ≠ verifier's top token", "草稿 ≠ 验证模型首选"),
     "fig.plane.region": ("defer region", "推迟区域"),
     "fig.plane.region_lossy": ("may-reject region", "可能被拒区域"),
-    "fig.plane.boundary": ("boundary at α = {alpha}", "α = {alpha} 时的边界"),
-    "fig.plane.run_boundary": ("the run's boundary (α = {alpha})", "本次运行的边界（α = {alpha}）"),
+    "fig.plane.boundary": ("boundary at {param} = {alpha}", "{param} = {alpha} 时的边界"),
+    "fig.plane.run_boundary": (
+        "the run's boundary ({param} = {alpha})",
+        "本次运行的边界（{param} = {alpha}）",
+    ),
     "fig.plane.ends": (
-        "α = {sd}: lossless SD · α = {drafter}: the drafter alone",
-        "α = {sd}：无损投机解码 · α = {drafter}：仅起草模型",
+        "{param} = {sd}: lossless SD · {param} = {drafter}: the drafter alone",
+        "{param} = {sd}：无损投机解码 · {param} = {drafter}：仅起草模型",
     ),
     "fig.plane.no_alpha": (
         "lossless SD: every draft defers to the verifier, whatever α",
@@ -199,6 +262,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "fig.plane.axis.dtv": ("disagreement D_TV(p, q)", "分歧 D_TV(p, q)"),
     "fig.plane.axis.gain": ("confidence gain max p − max q", "置信度增益 max p − max q"),
+    "fig.plane.axis.sure_p": ("verifier sureness e^(−H(p))", "验证模型确定度 e^(−H(p))"),
+    "fig.plane.axis.jsd": ("divergence JSD(p, q), nats", "分歧 JSD(p, q)（纳特）"),
+    "fig.plane.axis.kl": (
+        "divergence KL(p‖q), nats (≥ 3 drawn at 3)",
+        "分歧 KL(p‖q)（纳特，≥ 3 画在 3 处）",
+    ),
     "fig.plane.hover": (
         "#{pos} draft {draft} → emitted {emitted}",
         "#{pos} 草稿 {draft} → 输出 {emitted}",
@@ -211,7 +280,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "No drafted tokens: this method drafts nothing",
         "没有草稿词元：该方法不起草",
     ),
-    # -- token-aligned diff (diff.py, viz_diff.py) ------------------------------------------
+    # -- token-aligned diff (analysis.diff, views.diff) ------------------------------------------
     "fig.diff.facts": ("key facts {stated}/{total}", "关键事实 {stated}/{total}"),
     "fig.diff.correct": ("correct", "正确"),
     "fig.diff.wrong": ("misses a key fact", "漏掉关键事实"),
@@ -236,7 +305,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.diff.legend.first": ("first difference", "首个不同处"),
     "fig.diff.empty": ("(no tokens)", "（没有词元）"),
     "fig.diff.aria": ("three outputs aligned token by token", "三个输出逐词元对齐"),
-    # -- round replay (replay.py, viz_replay.py) -------------------------------------------
+    # -- round replay (analysis.replay, views.replay) -------------------------------------------
     "fig.replay.head": ("round {i} (rounds 0–{last})", "第 {i} 轮（轮次 0–{last}）"),
     "fig.replay.setting": (
         "{method} · α = {alpha} · temperature {t}",
@@ -277,6 +346,22 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.replay.rule_none": (
         "none: the accept test decides",
         "无推迟决定：由接受检验决定",
+    ),
+    "fig.replay.rule_soft": (
+        "the static ensemble decides nothing per draft: each is tested against "
+        "π = w·p + (1 − w)·q, w = {w}",
+        "静态集成不对草稿做推迟决定：每个草稿都以 π = w·p + (1 − w)·q 检验，w = {w}",
+    ),
+    "fig.replay.rule_block": (
+        "block verification (lossless, π = p) tests the window as a block: each draft's level "
+        "h depends on the drafts before it, and the window keeps every draft up to the last "
+        "one whose u < h (here {tau})",
+        "块验证（无损，π = p）把整个窗口作为一块检验：每个草稿的水平 h 取决于它之前的草稿，"
+        "窗口保留到最后一个满足 u < h 的草稿为止（这里是 {tau} 个）",
+    ),
+    "fig.replay.block_carried": (
+        "kept: a later draft passed",
+        "保留：后面的草稿通过了",
     ),
     "fig.replay.rule_lossy": (
         "lossy SD decides nothing per draft: it keeps x with probability {test}",
@@ -332,7 +417,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "此记录没有逐个草稿的数据（它早于按轮记录草稿的版本）；请重新运行以回放各轮。",
     ),
     "fig.replay.aria": ("replay of one speculative round", "一轮投机解码的回放"),
-    # -- cost projector (project.py, viz_project.py) ---------------------------------------
+    # -- cost projector (analysis.project, views.project) ---------------------------------------
     "fig.proj.title": ("Projected latency — {profile}", "预测延迟——{profile}"),
     "fig.proj.note": (
         "A projection from the run's recorded model calls, not a measurement",

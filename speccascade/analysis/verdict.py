@@ -1,0 +1,156 @@
+"""What a recorded run says: its verdict against the verifier alone, what another alpha would
+have done (the what-if), and the verifier's decoding speed on this machine. Numbers and codes
+only; the UI turns them into sentences in the reader's language."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from speccascade.core.engine import Settings, generate
+from speccascade.core.pair import ModelPair
+from speccascade.core.rules import Rule, decide
+from speccascade.core.trace import Trace
+
+# Below this share of kept drafts most windows end early: the drafter's calls are wasted.
+LOW_ACCEPTANCE = 0.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One run, judged against decoding with the verifier alone on the same machine."""
+
+    method: str
+    tokens: int
+    drafted: int  # draft tokens proposed (0 for single-model methods)
+    kept: int  # draft tokens the rule kept
+    verifier_calls: int
+    wall_s: float
+    verifier_alone_s: float | None  # estimated: tokens x the verifier's seconds per token
+    stopped: bool
+
+    @property
+    def drafts(self) -> bool:
+        return self.drafted > 0
+
+    @property
+    def kept_fraction(self) -> float | None:
+        return self.kept / self.drafted if self.drafted else None
+
+    @property
+    def speedup(self) -> float | None:
+        """> 1: faster than the verifier alone would have been."""
+        if not self.verifier_alone_s or self.wall_s <= 0:
+            return None
+        return self.verifier_alone_s / self.wall_s
+
+    @property
+    def slower(self) -> bool:
+        return self.speedup is not None and self.speedup < 1.0
+
+    @property
+    def reason(self) -> str | None:
+        """Why a run was slower than the verifier alone: `low_acceptance` (most drafts were
+        rejected, so each verifier call yields about one token and the drafting was wasted) or
+        `drafting_cost` (drafts were kept, but drafting and verifying cost more than they
+        saved: a short answer, a small gap between the models' costs)."""
+        if not self.slower:
+            return None
+        if self.drafts and (self.kept_fraction or 0.0) < LOW_ACCEPTANCE:
+            return "low_acceptance"
+        if self.method == "verifier":
+            return None  # timing noise around 1.0
+        return "drafting_cost"
+
+
+def verdict(trace: Trace, verifier_token_s: float | None) -> Verdict:
+    """Judge `trace` against the verifier alone at `verifier_token_s` seconds per token."""
+    s = trace.summary
+    return Verdict(
+        method=s.method,
+        tokens=s.new_tokens,
+        drafted=s.drafted,
+        kept=s.accepted,
+        verifier_calls=s.verifier_calls,
+        wall_s=s.wall_s,
+        verifier_alone_s=verifier_token_s * s.new_tokens if verifier_token_s else None,
+        stopped=s.stop_reason == "cancelled",
+    )
+
+
+def verifier_seconds_per_token(
+    pair: ModelPair, prompt: str = "Who is Buzz Aldrin?", tokens: int = 24, repeats: int = 2
+) -> float:
+    """The verifier alone's wall time per generated token on this machine (best of `repeats`
+    greedy runs, prefill included): the yardstick a verdict compares with."""
+    settings = Settings(method="verifier", rule=None, temperature=0.0, max_new_tokens=tokens)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        tr = generate(pair, prompt, settings)
+        elapsed = time.perf_counter() - start
+        best = min(best, min(elapsed, tr.summary.wall_s) / max(1, tr.summary.new_tokens))
+    return best
+
+
+def drafted_rows(trace: Trace, rule: Rule | None = None) -> list[int]:
+    """Indices of the tokens that had a draft with every statistic a rule looks at (and, for
+    `rule`, the extra ones it reads: entropy, KL, JSD): the positions a what-if (or the
+    decision plane) can re-decide. A trace from before a statistic was recorded has none."""
+    extra = rule.stats if rule is not None else ()
+    return [
+        i
+        for i, t in enumerate(trace.tokens)
+        if t.draft_id is not None
+        and None not in (t.draft_q, t.draft_p, t.max_q, t.max_p, t.dtv)
+        and all(getattr(t, name) is not None for name in extra)
+    ]
+
+
+def whatif_decisions(trace: Trace, rule: Rule, alpha: float) -> list[bool | None]:
+    """Re-evaluate `rule` at `alpha` on the recorded draft statistics: where would it defer?
+    None where a position had no draft (bonus tokens, single-model runs), and everywhere for
+    rules that decide nothing per token (lossy SD, the static ensemble)."""
+    rows = drafted_rows(trace, rule)
+    out: list[bool | None] = [None] * len(trace.tokens)
+    if not rows or rule.defer is None or rule.kind == "soft":
+        return out
+    ts = [trace.tokens[i] for i in rows]
+    got = decide(
+        rule,
+        alpha,
+        [t.draft_q for t in ts],
+        [t.draft_p for t in ts],
+        [t.max_q for t in ts],
+        [t.max_p for t in ts],
+        [t.dtv for t in ts],
+        ent_p=[t.ent_p for t in ts],
+        kl=[t.kl for t in ts],
+        jsd=[t.jsd for t in ts],
+    )
+    for i, d in zip(rows, got):
+        out[i] = d
+    return out
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A what-if at one alpha: how many drafted tokens it would defer, against the run."""
+
+    alpha: float
+    decisions: list[bool | None]
+    would_defer: int
+    drafted: int
+    deferred_in_run: int
+
+
+def whatif(trace: Trace, rule: Rule, alpha: float) -> WhatIf:
+    decisions = whatif_decisions(trace, rule, alpha)
+    drafted = [d for d in decisions if d is not None]
+    return WhatIf(
+        alpha=alpha,
+        decisions=decisions,
+        would_defer=sum(drafted),
+        drafted=len(drafted),
+        deferred_in_run=sum(bool(t.defer) for t in trace.tokens if t.draft_id is not None),
+    )

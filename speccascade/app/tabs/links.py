@@ -1,0 +1,144 @@
+"""A run's link and file: the URL query that reproduces the page's settings, and a downloaded
+trace file restoring every panel without running a model."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from speccascade.app import share
+from speccascade.app.components import Page
+from speccascade.app.context import (
+    _USER_ERRORS,
+    AppContext,
+    UserError,
+    _bind,
+    _message,
+    check_prompt,
+    log,
+    settings_of,
+)
+from speccascade.app.controls import alpha_update, method_choices, policy_choices, rule_choices
+from speccascade.app.tabs.run import _shown
+from speccascade.core.engine import (
+    APP_DEFAULTS,
+    Settings,
+)
+from speccascade.core.errors import (
+    SpecCascadeError,
+    TraceFileError,
+)
+from speccascade.core.rules import SPEC_CASCADE_RULES
+from speccascade.core.trace import Summary
+from speccascade.core.trace_file import load_trace
+from speccascade.i18n import t
+
+
+def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lang="en") -> dict:
+    """Restore every run panel from a trace file (the app's own download) without running a
+    model. A wrong file changes nothing but the status line."""
+    if not path:
+        return {page.status: gr.skip()}
+    models = [preset, drafter, verifier]
+    try:
+        trace = load_trace(path)
+        pair = ctx.pair(*models)
+        bad = [i for i in trace.new_token_ids + trace.prompt_ids if not 0 <= i < pair.vocab_size]
+        if bad:
+            raise UserError(t("share.other_pair", lang, id=bad[0], vocab=pair.vocab_size))
+        prompt = pair.decode(trace.prompt_ids)
+    except TraceFileError as e:
+        log.warning("bad trace file: %s", e)
+        return {page.status: t("share.bad_trace", lang, detail=str(e))}
+    except (UserError, *_USER_ERRORS) as e:
+        return {page.status: t("status.error", lang, message=_message(e, lang))}
+    out = _shown(ctx, page, trace, models, lang, prompt, measure=False)
+    out.update(_run_controls(page, trace.summary, lang))  # what the restored run used
+    out[page.status] = t("share.restored_trace", lang, n=trace.summary.new_tokens)
+    return out
+
+
+def _run_controls(page: Page, s: Settings | Summary, lang: str) -> dict:
+    """The decoding controls set to a run's values (a shared link's Settings, or a restored
+    trace's Summary): sliders widened where the run went past them."""
+    out = {
+        page.method: gr.update(value=s.method, choices=method_choices(lang)),
+        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
+        page.gamma: gr.update(value=s.gamma, maximum=max(12, s.gamma)),
+        page.temperature: gr.update(value=s.temperature, maximum=max(2, s.temperature)),
+        page.draft_policy: gr.update(value=s.draft_policy, choices=policy_choices(lang)),
+    }
+    if s.rule in SPEC_CASCADE_RULES:
+        out[page.rule] = gr.update(value=s.rule, choices=rule_choices(lang))
+    if s.draft_threshold is not None:
+        out[page.draft_threshold] = s.draft_threshold
+    return out
+
+
+def share_query(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
+    lang="en",
+) -> dict:
+    """The query string of a link that reproduces the page's run (the browser adds its own
+    address and copies it)."""
+    try:
+        check_prompt(prompt, ctx.config, lang)
+        settings = settings_of(
+            method, rule, alpha, gamma, temperature, max_new_tokens, seed, draft_policy,
+            draft_threshold,
+        )  # fmt: skip
+        query = share.to_query(prompt, settings, preset, drafter or None, verifier or None)
+    except (UserError, SpecCascadeError) as e:
+        return {page.share_link: "", page.status: t("status.error", lang, message=str(e))}
+    return {page.share_link: "?" + query, page.status: t("share.link_made", lang)}
+
+
+# The page's own address (the server sees only its API's): the link's query is written into the
+# box, the address bar and, where the browser allows it, the clipboard.
+LINK_JS = """(q) => { if (!q) return q; const u = new URL(window.location.href);
+    u.search = q; window.history.replaceState(null, '', u);
+    if (navigator.clipboard) navigator.clipboard.writeText(u.toString()).catch(() => {});
+    return u.toString(); }"""
+
+
+def wire(ctx: AppContext, page: Page):
+    """Open a trace file (restores every run panel) and make a link to the page's settings.
+    Returns the file's event, which the analysis views follow."""
+    p = page
+    opened = p.upload.upload(
+        _bind(open_trace, ctx, p),
+        [p.upload, *p.models, p.lang],
+        [*p.run_outputs, p.share_link, *p.knobs, p.draft_policy, p.draft_threshold],
+        api_name="load_trace",
+        queue=False,
+    )
+    p.share_btn.click(
+        _bind(share_query, ctx, p),
+        [
+            p.prompt,
+            *p.models,
+            *p.knobs,
+            p.max_new,
+            p.seed,
+            p.draft_policy,
+            p.draft_threshold,
+            p.lang,
+        ],  # fmt: skip
+        [p.share_link, p.status],
+        api_name="share",
+        queue=False,
+    ).then(None, p.share_link, p.share_link, js=LINK_JS, api_name=False, queue=False)
+    return opened

@@ -1,0 +1,375 @@
+"""The Run tab: one method's tokens streaming in, then every panel showing the run (token strip,
+heatmap, inspector, timeline, stats, draft windows, downloads), the verdict, Stop, and the
+offer of another pair when this one declined the question."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import gradio as gr
+import pandas as pd
+
+from speccascade.analysis.explain import worked_example
+from speccascade.analysis.verdict import verdict
+from speccascade.app.components import Page
+from speccascade.app.context import (
+    _USER_ERRORS,
+    TOKENS_JS,
+    AppContext,
+    UserError,
+    _bind,
+    _message,
+    _session,
+    _write_exports,
+    check_budget,
+    check_prompt,
+    gpu,
+    label,
+    settings_of,
+)
+from speccascade.app.serving import (
+    in_background,
+)
+from speccascade.core.engine import (
+    APP_DEFAULTS,
+    RoundEvent,
+    Settings,
+    stream,
+)
+from speccascade.core.trace import Trace
+from speccascade.i18n import method_label, t
+from speccascade.models.presets import DEFAULT_PRESET, PRESETS
+from speccascade.views.heatmap import heatmap, inspector
+from speccascade.views.learn import learn_markdown
+from speccascade.views.style import rule_for
+from speccascade.views.timeline import drafting, drafting_note, stats_frame, timeline
+from speccascade.views.tokens import legend_html, token_html
+
+
+def empty_stats(lang: str) -> pd.DataFrame:
+    """The stats panel before any run: its headers and one line saying what will be there."""
+    columns = list(stats_frame(None, lang=lang).columns)
+    return pd.DataFrame([["—", t("stats.empty", lang)]], columns=columns)
+
+
+def verdict_text(trace: Trace, verifier_token_s: float | None, lang: str) -> str:
+    """One plain sentence: what was kept, what the verifier did, and the speed against the
+    verifier alone (with the reason and what to try when slower)."""
+    v = verdict(trace, verifier_token_s)
+    stopped = t("verdict.stopped", lang) if v.stopped else ""
+    if v.method == "verifier":
+        return stopped + t("verdict.yardstick", lang, tokens=v.tokens, s=v.wall_s)
+    if v.drafts:
+        head = t(
+            "verdict.drafts",
+            lang,
+            kept=v.kept_fraction,
+            n_kept=v.kept,
+            drafted=v.drafted,
+            calls=v.verifier_calls,
+            tokens=v.tokens,
+        )
+    else:
+        head = t(
+            "verdict.single",
+            lang,
+            method=method_label(v.method, None, lang),
+            tokens=v.tokens,
+            calls=v.verifier_calls,
+        )
+    x = v.speedup
+    if x is None:
+        tail = "."
+    elif 0.9 <= x <= 1.1:
+        tail = t("verdict.same", lang)
+    elif x > 1:
+        tail = t("verdict.faster", lang, x=x)
+    else:
+        reason = v.reason
+        rule = rule_for(trace.summary.method, trace.summary.rule)
+        if reason == "low_acceptance" and rule is not None and not rule.has_alpha:
+            reason = "low_acceptance_sd"  # no α to raise: point to the cascade instead
+        tail = t(f"verdict.slower.{reason}" if reason else "verdict.slower", lang, x=1 / x)
+    return stopped + head + tail
+
+
+def _cleared(page: Page, lang: str, message: str) -> dict:
+    """A failed request: the old run's outputs go, and the status says what to change."""
+    return {
+        page.tokens: token_html(None, lang=lang),
+        page.heat: None,
+        page.timeline: None,
+        page.stats: empty_stats(lang),
+        page.trace_json: None,
+        page.position: gr.update(value=0, maximum=1, interactive=False),
+        page.insp: None,
+        page.files: None,
+        page.verdict: "",
+        page.whatif_note: "",
+        page.drafting: None,
+        page.drafting_note: "",
+        page.status: t("status.error", lang, message=message),
+        page.trace: None,
+    }
+
+
+def _shown(
+    ctx: AppContext,
+    page: Page,
+    trace: Trace,
+    models: list,
+    lang: str,
+    prompt: str,
+    measure: bool = True,
+) -> dict:
+    """Every run panel showing `trace` (finished or stopped): they always agree. Without
+    `measure` (a restored trace file) the verdict does not time the verifier on this machine."""
+    s = trace.summary
+    pair = ctx.pair(*models)
+    rule = rule_for(s.method, s.rule)
+    stopped = s.stop_reason == "cancelled"
+    status = (
+        t("status.stopped", lang, n=s.new_tokens)
+        if stopped
+        else t(
+            "status.done",
+            lang,
+            n=s.new_tokens,
+            s=s.wall_s,
+            reason=t(f"reason.{s.stop_reason}", lang),
+        )
+    )
+    example = worked_example(trace, prompt=prompt, decode=lambda i: pair.tokenizer.decode([i]))
+    return {
+        page.tokens: token_html(trace.tokens, lang=lang, selected=0 if trace.tokens else None),
+        page.heat: heatmap(trace, lang=lang) if trace.tokens else None,
+        page.timeline: timeline(trace, lang=lang),
+        page.stats: stats_frame(trace, lang=lang),
+        page.trace_json: trace.to_dict(),
+        page.position: gr.update(
+            minimum=0,
+            maximum=max(1, len(trace.tokens) - 1),
+            value=0,
+            step=1,
+            interactive=len(trace.tokens) > 1,
+        ),
+        page.insp: inspector(trace, 0, rule, s.alpha, pair.tokenizer, lang=lang)
+        if trace.tokens
+        else None,
+        page.files: _write_exports(trace),
+        page.verdict: verdict_text(trace, ctx.verifier_speed(*models) if measure else None, lang),
+        page.whatif_note: "",
+        page.drafting: drafting(trace, lang=lang),
+        page.drafting_note: f"**{t('ui.drafting', lang)}** · {drafting_note(trace, lang=lang)}",
+        page.status: status,
+        page.learn: learn_markdown(lang, example) if example is not None else gr.skip(),
+        page.trace: trace,
+    }
+
+
+def _execute(
+    ctx: AppContext, page: Page, prompt, settings: Settings, models: list, lang: str, session
+) -> Iterator[dict]:
+    """Run one method, streaming the token strip, then show the whole run in every panel.
+    Returns the trace (None after a user error, which clears the panels instead)."""
+    try:
+        prompt = check_prompt(prompt, ctx.config, lang)
+        check_budget(settings.max_new_tokens, 1, ctx.config, lang)
+        settings.validated(ctx.config.max_new_tokens)
+        if not ctx.measured(*models):
+            yield {page.status: t("status.loading", lang)}
+            ctx.verifier_speed(*models)
+        pair = ctx.pair(*models)
+    except (UserError, *_USER_ERRORS) as e:
+        yield _cleared(page, lang, _message(e, lang))
+        return None
+    stop = ctx.new_stop(session)
+    partial, trace = [], None
+    events = in_background(
+        lambda bg_stop: stream(
+            pair, prompt, settings, should_stop=lambda: bg_stop() or stop.is_set()
+        )
+    )
+    try:
+        with contextlib.closing(events):  # a closed page closes `run`, and with it the worker
+            for batch in events:
+                for event in batch:
+                    if isinstance(event, RoundEvent):
+                        partial.extend(event.tokens)
+                    else:
+                        trace = event
+                if trace is None and partial:
+                    yield {
+                        page.tokens: token_html(partial, lang=lang),
+                        page.status: t("status.running", lang, n=len(partial)),
+                    }
+    except _USER_ERRORS as e:
+        yield _cleared(page, lang, _message(e, lang))
+        return None
+    finally:
+        ctx.done(session, stop)
+    yield _shown(ctx, page, trace, models, lang, prompt)
+    return trace
+
+
+@gpu
+def run(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
+    lang="en",
+    request: gr.Request = None,
+):
+    """Run one method: coloured tokens stream in, then every panel shows the run."""
+    try:
+        settings = settings_of(
+            method,
+            rule,
+            alpha,
+            gamma,
+            temperature,
+            max_new_tokens,
+            seed,
+            draft_policy,
+            draft_threshold,
+        )
+    except (TypeError, ValueError) as e:  # pragma: no cover - Settings takes any values
+        yield _cleared(page, lang, _message(e, lang))
+        return
+    yield from _execute(
+        ctx, page, prompt, settings, [preset, drafter, verifier], lang, _session(request)
+    )
+
+
+def switch_offer(page: Page, trace: Trace | None, preset, lang="en") -> dict:
+    """After a run: where the pair answered with its honest out-of-domain line (presets:
+    `declines`), say so and offer the pair that can answer instead; otherwise no offer. A
+    target that is not set up here is named with what it needs, without a button."""
+    hidden = {
+        page.switch_box: gr.update(visible=False),
+        page.switch_note: "",
+        page.switch_btn: gr.update(visible=False),
+    }
+    current = PRESETS.get(preset or DEFAULT_PRESET)
+    if trace is None or current is None or not current.switch_to:
+        return hidden
+    if not current.declined(trace.text):
+        return hidden
+    missing = PRESETS[current.switch_to].missing()
+    note = t("switch.note", lang)
+    if missing:
+        note += " " + t("switch.missing", lang, detail=missing)
+    return {
+        page.switch_box: gr.update(visible=True),
+        page.switch_note: note,
+        page.switch_btn: gr.update(visible=not missing),
+    }
+
+
+def take_switch(page: Page, preset, lang="en") -> dict:
+    """The offer's button: the page moves to the pair that can answer (the same question
+    then runs on it)."""
+    current = PRESETS.get(preset or DEFAULT_PRESET)
+    target = current.switch_to if current is not None and current.switch_to else preset
+    return {
+        page.preset: target,
+        page.switch_box: gr.update(visible=False),
+        page.status: t("switch.switched", lang),
+    }
+
+
+def stop(ctx: AppContext, page: Page, lang="en", request: gr.Request = None) -> dict:
+    """Ask this session's run to end after its current round; the run then shows the partial
+    output in every panel itself."""
+    asked = ctx.stop(_session(request))
+    # nothing running: the status keeps describing the last run
+    return {page.status: t("status.stop_requested", lang) if asked else gr.skip()}
+
+
+# -- layout and wiring ---------------------------------------------------------------------
+
+
+def parts(lang: str = "en") -> dict:
+    """The Run tab's components: the offer of another pair, the verdict and status, the token
+    strip, heatmap, position and inspector, stats, timeline, draft windows, downloads, link."""
+    with gr.Group(visible=False, elem_id="switch-offer") as switch_box:
+        switch_note = gr.Markdown("", elem_id="switch-note")
+        switch_btn = gr.Button(
+            label("ui.switch_btn"), variant="primary", size="sm", elem_id="switch-pair"
+        )
+    verdict = gr.Markdown("", elem_id="verdict")
+    status = gr.Markdown(t("status.idle", lang), elem_id="status")
+    legend = gr.HTML(legend_html(lang=lang), elem_id="legend")
+    tokens = gr.HTML(token_html(None, lang=lang), elem_id="tokens", js_on_load=TOKENS_JS)
+    whatif_note = gr.Markdown("", elem_classes="sc-whatif", elem_id="whatif")
+    heat = gr.Plot(label=label("ui.heatmap"), elem_id="heatmap")
+    position = gr.Slider(
+        0, 1, value=0, step=1, label=label("ui.position"), interactive=False, elem_id="position"
+    )
+    insp = gr.Plot(label=label("ui.inspector"), elem_id="inspector")
+    stats = gr.Dataframe(
+        empty_stats(lang), label=label("ui.stats"), interactive=False, wrap=True,
+        column_widths=["50%", "50%"], elem_id="stats",
+    )  # fmt: skip
+    timeline = gr.Plot(label=label("ui.timeline"), elem_id="timeline")
+    drafting_note = gr.Markdown("", elem_id="drafting-note")
+    drafting = gr.Plot(show_label=False, elem_id="drafting")
+    files = gr.File(label=label("ui.downloads"), file_count="multiple")
+    with gr.Row(equal_height=True):
+        share_btn = gr.Button(label("ui.share"), size="sm", elem_id="share")
+        upload = gr.UploadButton(
+            label("ui.open_trace"), file_types=[".json"], type="filepath", size="sm",
+            elem_id="open-trace",
+        )  # fmt: skip
+    share_link = gr.Textbox(
+        "", label=label("ui.share_link"), interactive=False, buttons=["copy"],
+        elem_id="share-link",
+    )  # fmt: skip
+    with gr.Accordion(label("ui.raw_trace"), open=False):
+        trace_json = gr.JSON()
+    return {k: v for k, v in locals().items() if k != "lang"}
+
+
+def run_inputs(page: Page) -> list:
+    """What a run reads from the page (the `/run` API's inputs, in order)."""
+    p = page
+    return [p.prompt, *p.models, *p.knobs, p.max_new, p.seed, p.draft_policy, p.draft_threshold,
+            p.lang]  # fmt: skip
+
+
+def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
+    """Run (the button, Enter in the prompt, and the offer's button after switching pairs),
+    then the offer of another pair where this one declined; Stop."""
+    p = page
+    inputs = run_inputs(p)
+    offer = {
+        "fn": _bind(switch_offer, p),
+        "inputs": [p.trace, p.preset, p.lang],
+        "outputs": [p.switch_box, p.switch_note, p.switch_btn],
+        "api_name": False,
+        "queue": False,
+    }
+    runner = _bind(run, ctx, p)
+    p.run_btn.click(runner, inputs, p.run_outputs, api_name="run", **heavy).then(**offer)
+    p.prompt.submit(runner, inputs, p.run_outputs, api_name=False, **heavy).then(**offer)
+    p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
+    p.switch_btn.click(
+        _bind(take_switch, p),
+        [p.preset, p.lang],
+        [p.preset, p.switch_box, p.status],
+        api_name=False,
+        queue=False,
+    ).then(runner, inputs, p.run_outputs, api_name=False, **heavy).then(**offer)

@@ -1,0 +1,244 @@
+"""The guided story: four scenes, each one button that sets the controls, runs, and captions
+the run with its own numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import gradio as gr
+
+from speccascade.analysis.bench import verifier_token
+from speccascade.analysis.compare import (
+    Variant,
+    sweep,
+)
+from speccascade.analysis.evalsets import find_item, story_question
+from speccascade.analysis.quality import fact_token_mask, states_facts
+from speccascade.analysis.verdict import whatif
+from speccascade.app.components import Page
+from speccascade.app.context import AppContext, _bind, _session, label
+from speccascade.app.controls import alpha_update, rule_markdown
+from speccascade.app.tabs.run import _execute
+from speccascade.app.tabs.whatif import whatif_note
+from speccascade.core.engine import (
+    APP_DEFAULTS,
+    Settings,
+)
+from speccascade.core.trace import Trace
+from speccascade.i18n import t
+from speccascade.models.presets import PRESETS
+from speccascade.views.compare import quality_latency
+from speccascade.views.heatmap import inspector
+from speccascade.views.style import rule_for
+from speccascade.views.tokens import token_html
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A scene: a question and the settings that show one point of the method on the
+    embedded pair; the tab runs it and captions it from the run."""
+
+    key: str  # names the scene's strings (story.<key>.*)
+    level: str  # easy or hard: which story question it asks
+    settings: Settings
+    whatif_alpha: float | None = None  # recolour the run at this alpha afterwards
+    sweep: bool = False  # then draw the rule's trade-off curve on the same question
+
+    def question(self, lang: str = "en", preset: str | None = None) -> str:
+        """The scene's question: the preset's own story where it has one (a real model pair
+        knows other things than the embedded one), else the embedded pair's in `lang`."""
+        own = PRESETS[preset].story if preset in PRESETS else None
+        if own is not None:
+            return own[0 if self.level == "easy" else 1]
+        return story_question(self.level, "zh" if lang.startswith("zh") else "en")
+
+
+_SD = replace(APP_DEFAULTS, method="speculative", rule=None, alpha=None)
+
+SCENES: tuple[Scene, ...] = (
+    # 1. lossless SD on the easy question: good drafts rejected for not being the verifier's
+    Scene("sd", "easy", _SD),
+    # 2. the speculative cascade on the same question: the drafter's correct answer is kept
+    Scene("cascade", "easy", APP_DEFAULTS),
+    # 3. a hard question: the rule hands the facts to the verifier
+    Scene("hard", "hard", APP_DEFAULTS),
+    # 4. moving alpha: at alpha < 0 TokenV3 is exactly SD; the what-if shows what it would
+    #    defer, the sweep the whole trade-off
+    Scene("alpha", "easy", APP_DEFAULTS, whatif_alpha=-0.1, sweep=True),
+)
+SCENE = {s.key: s for s in SCENES}
+
+
+def leave_story(lang="en") -> tuple:
+    """Any run or control change of the user's own: the story's caption and curve describe a
+    run that is no longer on screen, so they go."""
+    return t("story.hint", lang), gr.update(visible=False)
+
+
+def play_scene(
+    ctx: AppContext,
+    page: Page,
+    key: str,
+    story: dict,
+    preset,
+    drafter,
+    verifier,
+    lang="en",
+    request: gr.Request = None,
+):
+    """One story scene: set the controls, run, then caption the run with its own numbers."""
+    scene = SCENE[key]
+    s = scene.settings
+    models = [preset, drafter, verifier]
+    question = scene.question(lang, preset)
+    controls = {
+        page.prompt: question,
+        page.method: s.method,
+        page.rule: gr.update(value=s.rule or APP_DEFAULTS.rule, interactive=bool(s.rule)),
+        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
+        page.rule_md: rule_markdown(s.method, s.rule, lang),
+        page.temperature: s.temperature,
+        page.gamma: s.gamma,
+        page.tabs: gr.Tabs(selected="run"),
+        page.story_fig: gr.update(visible=False),
+        page.caption: "",
+    }
+    settings = replace(s, max_new_tokens=min(s.max_new_tokens, ctx.config.max_new_tokens))
+    trace = None
+    first = True
+    for out in _execute(ctx, page, question, settings, models, lang, _session(request)):
+        if first:
+            out = {**controls, **out}
+            first = False
+        if page.trace in out:
+            trace = out[page.trace]
+        yield out
+    if trace is None:
+        return
+    numbers = scene_numbers(trace)
+    story = {**(story or {}), key: numbers}
+    item = find_item(question)
+    if key != "alpha":
+        caption = scene_caption(key, trace, story, item, lang)
+        yield {page.story: story, page.caption: caption}
+        return
+    # scene 4: the what-if at the SD end, then the trade-off curve on the same question
+    rule = rule_for(trace.summary.method, trace.summary.rule)
+    alpha = scene.whatif_alpha
+    w = whatif(trace, rule, alpha)
+    tokenizer = ctx.pair(*models).tokenizer
+
+    def caption(runs) -> str:
+        return t(
+            "story.alpha",
+            lang,
+            alpha=trace.summary.alpha,
+            whatif=alpha,
+            would=w.would_defer,
+            runs=runs,
+            **numbers,
+        )
+
+    yield {
+        page.story: story,
+        page.alpha: gr.update(value=alpha),
+        page.tokens: token_html(trace.tokens, w.decisions, lang=lang, selected=0),
+        page.insp: inspector(trace, 0, rule, alpha, tokenizer, lang=lang),
+        page.whatif_note: whatif_note(w, rule, lang),
+        page.caption: caption("…"),
+    }
+    fig, runs = tradeoff_curve(ctx.pair(*models), question, item, settings, lang)
+    yield {
+        page.story_fig: gr.update(value=fig, visible=True),
+        page.sweep_fig: fig,
+        page.caption: caption(runs),
+    }
+
+
+def scene_numbers(trace: Trace) -> dict:
+    """What a scene's caption quotes from its run."""
+    s = trace.summary
+    return {
+        "kept": s.accepted / s.drafted if s.drafted else 0.0,
+        "calls": s.verifier_calls,
+        "tokens": s.new_tokens,
+        "s": s.wall_s,
+    }
+
+
+def scene_caption(key: str, trace: Trace, story: dict, item, lang: str) -> str:
+    """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's)."""
+    numbers = story[key]
+    right = item is not None and states_facts(trace.text, item.facts)
+    correct = t("story.correct" if right else "story.wrong", lang)
+    if key == "sd":
+        return t("story.sd", lang, **numbers)
+    if key == "cascade":
+        before = story.get("sd")
+        versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
+        return t("story.cascade", lang, versus=versus, correct=correct, **numbers)
+    mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
+    fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
+    return t(
+        "story.hard",
+        lang,
+        fact_tokens=len(fact_tokens),
+        fact_deferred=sum(map(verifier_token, fact_tokens)),
+        correct=correct,
+        **numbers,
+    )
+
+
+def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> tuple:
+    """The scene's rule over an α grid on its question: key-fact accuracy (or agreement with
+    the verifier) against time; the run's own α marked. Returns (figure, runs)."""
+    facts = [item.facts] if item else None
+    variant = Variant.cascade(settings.rule)
+    table = sweep(pair, [(question, None)], [variant], n_alpha=6, settings=settings, facts=facts)
+    mark = table[(table.method == variant.label) & (table.alpha == round(settings.alpha, 4))]
+    fig = quality_latency(
+        table,
+        current=mark.iloc[0].to_dict() if len(mark) else None,
+        lang=lang,
+        quality_label=t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang),
+    )
+    return fig, len(table)
+
+
+# -- layout and wiring ---------------------------------------------------------------------
+
+
+def parts(lang: str = "en") -> dict:
+    """The story: one button per scene, the caption, and scene 4's trade-off curve."""
+    with gr.Group(elem_id="story"):
+        gr.Markdown(label("ui.story"))
+        with gr.Row(elem_classes="sc-scenes"):
+            scene_btns = [
+                gr.Button(label(f"ui.scene.{s.key}"), size="sm", elem_id=f"scene-{s.key}")
+                for s in SCENES
+            ]
+        caption = gr.Markdown(t("story.hint", lang), elem_id="caption")
+        story_fig = gr.Plot(visible=False, show_label=False, elem_id="story-fig")
+    return dict(scene_btns=scene_btns, caption=caption, story_fig=story_fig)
+
+
+def wire(ctx: AppContext, page: Page, heavy: dict, alpha_typed) -> None:
+    """Each scene's button plays it; the user's own run or control change ends the scene on
+    screen (its caption and curve describe a run that is no longer there)."""
+    p = page
+    outputs = [
+        *p.run_outputs, p.prompt, p.method, p.rule, p.alpha, p.rule_md, p.temperature, p.gamma,
+        p.tabs, p.story_fig, p.caption, p.story, p.sweep_fig,
+    ]  # fmt: skip
+    for scene, btn in zip(SCENES, p.scene_btns):
+        btn.click(
+            _bind(play_scene, ctx, p, scene.key),
+            [p.story, *p.models, p.lang],
+            outputs,
+            api_name=False,
+            **heavy,
+        )
+    leave = {"fn": leave_story, "inputs": [p.lang], "outputs": [p.caption, p.story_fig]}
+    for event in (p.run_btn.click, p.prompt.submit, p.method.input, p.rule.input):
+        event(**leave, api_name=False, queue=False)
+    alpha_typed.change(**leave, api_name=False, queue=False)

@@ -1,0 +1,41 @@
+"""Where the shipped files are: the top-level `assets/` folder of a checkout, which the build
+maps into the package as `speccascade.assets` (pyproject.toml), so an installed wheel carries
+it and works from anywhere. It holds the models (the embedded pair, the distilled SmolLM2
+drafter and their training reports), data (the eval sets, the project's facts, WordNet's
+licence) and the page's static CSS and JavaScript.
+
+Nothing here imports the rest of the package: every layer may ask where a file is."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+def _root() -> Path:
+    """The assets folder: the package `speccascade.assets` in an installed wheel, else (a
+    checkout, an editable install, a Space running app.py from its folder) the top-level
+    assets/ beside the package."""
+    try:
+        found = Path(str(resources.files("speccascade.assets")))
+        if (found / "models").is_dir():
+            return found
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "assets"
+
+
+ASSETS = _root()
+MODELS = ASSETS / "models"
+DATA = ASSETS / "data"
+STATIC = ASSETS / "static"
+# The embedded demo pair: what `load_pair()` loads, and the "demo" preset.
+DEMO_DRAFTER = str(MODELS / "demo-drafter")
+DEMO_VERIFIER = str(MODELS / "demo-verifier")
+# The drafter distilled for SmolLM2 by scripts/distill_smollm2_drafter.py.
+SMOLLM2_DRAFTER = str(MODELS / "smollm2-drafter")
+
+
+def static_text(name: str) -> str:
+    """A static file of the page (CSS, JavaScript), as text."""
+    return (STATIC / name).read_text(encoding="utf-8")

