@@ -543,6 +543,16 @@ def _cascade(pair, question: str, **changes):
     return generate(pair, question, settings)
 
 
+def three_ways(pair, question: str, max_new_tokens: int) -> dict:
+    """Each model alone and the cascade at the app's defaults, greedy, on one question."""
+    alone = dict(temperature=0, max_new_tokens=max_new_tokens)
+    return {
+        "drafter": generate(pair, question, method="drafter", **alone),
+        "verifier": generate(pair, question, method="verifier", **alone),
+        "cascade": _cascade(pair, question, max_new_tokens=max_new_tokens),
+    }
+
+
 def kept_share(trace) -> float:
     """Share of the emitted tokens that are the drafter's own, kept."""
     return sum(t.source == "accepted" for t in trace.tokens) / max(1, trace.summary.new_tokens)
@@ -554,15 +564,7 @@ def evaluate_variants(pair, rows: list[dict]) -> dict:
     results: dict[str, dict[str, list[bool]]] = {}
     misses = []
     for row in rows:
-        outs = {
-            "drafter": generate(
-                pair, row["question"], method="drafter", temperature=0, max_new_tokens=64
-            ),
-            "verifier": generate(
-                pair, row["question"], method="verifier", temperature=0, max_new_tokens=64
-            ),
-            "cascade": _cascade(pair, row["question"]),
-        }
+        outs = three_ways(pair, row["question"], max_new_tokens=64)
         groups = ["all", "held-out phrasing" if row["held_out_phrasing"] else "trained phrasing"]
         groups += [row["level"], row["lang"]]
         for m, tr in outs.items():
@@ -585,15 +587,7 @@ def evaluate_declines(pair, rows: list[dict]) -> dict:
     by: dict[str, dict[str, list[bool]]] = {}
     missed = []
     for row in rows:
-        outs = {
-            "drafter": generate(
-                pair, row["question"], method="drafter", temperature=0, max_new_tokens=48
-            ),
-            "verifier": generate(
-                pair, row["question"], method="verifier", temperature=0, max_new_tokens=48
-            ),
-            "cascade": _cascade(pair, row["question"], max_new_tokens=48),
-        }
+        outs = three_ways(pair, row["question"], max_new_tokens=48)
         for m, tr in outs.items():
             ok = demo.declined(tr.text)
             for g in ("all", row["source"], row["lang"]):
