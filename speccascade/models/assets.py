@@ -8,21 +8,17 @@ Nothing here imports the rest of the package: every layer may ask where a file i
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 
 def _root() -> Path:
-    """The assets folder: the package `speccascade.assets` in an installed wheel, else (a
-    checkout, an editable install, a Space running app.py from its folder) the top-level
+    """The assets folder: speccascade/assets in an installed wheel (pyproject maps the
+    top-level folder there; it has no __init__, so it is found by path, not imported), else
+    (a checkout, an editable install, a Space running app.py from its folder) the top-level
     assets/ beside the package."""
-    try:
-        found = Path(str(resources.files("speccascade.assets")))
-        if (found / "models").is_dir():
-            return found
-    except ModuleNotFoundError:
-        pass
-    return Path(__file__).resolve().parents[2] / "assets"
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "assets"
+    return installed if (installed / "models").is_dir() else package.parent / "assets"
 
 
 ASSETS = _root()
