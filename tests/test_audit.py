@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from speccascade.analysis.audit import audit, promised_law
+from speccascade.analysis.audit import MAX_SAMPLES, MIN_SAMPLES, audit, promised_law
 from speccascade.core import engine
 from speccascade.core.engine import Settings
 from speccascade.core.errors import SettingsError
@@ -39,7 +39,7 @@ def test_the_correct_loop_passes(small_vocab_pair, kw):
     for c in a.positions:
         assert c.n == 1200 and c.impossible == 0
         assert c.tv_low <= c.tv <= c.tv_high + 1e-12 and 0 < c.tv_null < 0.2
-        assert sum(x.promised for x in c.cells) <= 1 + 1e-9
+        assert sum(x.promised for x in c.cells) <= 1 + 1e-6  # float32 laws
 
 
 def _raw_q_drafts(original):
@@ -78,7 +78,7 @@ def test_the_audit_catches_full_acceptance(small_vocab_pair, monkeypatch):
 def test_sizing_laws_and_refusals(small_vocab_pair):
     # no sample count: sized from a few timed runs to the time budget (at least the minimum)
     a = audit(small_vocab_pair, PROMPT, Settings(method="speculative", gamma=2), seconds=1.0)
-    assert a.samples >= 100 and a.seconds < 30
+    assert MIN_SAMPLES <= a.samples <= MAX_SAMPLES and a.seconds < 30
     assert promised_law("speculative") == promised_law("block") == promised_law("verifier") == "p"
     assert promised_law("drafter") == "q" and promised_law("typical") == "pi"
     with pytest.raises(SettingsError, match="whole answers"):

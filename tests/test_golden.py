@@ -121,6 +121,21 @@ def record(pair, kwargs: dict) -> dict:
     }
 
 
+def _close(got, want) -> bool:
+    """Equal structure, equal ids and texts, floats within 1e-6 relative."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(_close(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(_close, got, want))
+    if isinstance(want, float):
+        return got == pytest.approx(want, rel=1e-6, abs=1e-7)
+    return got == want
+
+
 def _roundtrip(x):
     return json.loads(json.dumps(x))
 
@@ -142,7 +157,9 @@ def test_golden_traces(llama_pair):
     assert sorted(got) == sorted(want)
     for name in want:
         g, w = _roundtrip(got[name]), want[name]
+        # ids and texts exactly; float32 values to 1e-6: a reduction order (CPU kernel, threads)
+        # may move the last bits, and a real regression moves them far more
         for key in ("new_token_ids", "text", "rounds", "summary", "extra"):
-            assert g[key] == w[key], (name, key)
+            assert _close(g[key], w[key]), (name, key)
         for col, values in w["tokens"].items():
-            assert g["tokens"][col] == values, (name, col)
+            assert _close(g["tokens"][col], values), (name, col)
