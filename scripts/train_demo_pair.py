@@ -1,7 +1,7 @@
 """Build the corpus and tokenizer, train the embedded demo pair, evaluate it, write the package
 data in assets/data/.
 
-    python scripts/train_demo_pair.py                 # everything (about an hour on 2 CPU cores)
+    python scripts/train_demo_pair.py                 # everything (about 2.5 hours on 2 CPU cores)
     python scripts/train_demo_pair.py --eval-only     # re-evaluate the committed pair
 
 Seeded end to end. Writes standard Hugging Face folders (config, generation_config, tokenizer,
@@ -17,7 +17,6 @@ import json
 import math
 import random
 import re
-import shutil
 import statistics
 import sys
 import time
@@ -116,7 +115,10 @@ class ModelSpec:
 SPECS = {
     "drafter": ModelSpec(
         hidden=128,
-        layers=1,  # one layer: on a CPU a small model's forward cost is per layer
+        # two layers: on a CPU a small model's forward cost is per layer, but one layer could
+        # not both keep the easy answers and tell a question outside the domain (measured,
+        # greedy: 100% easy with 28% declined, or 88% easy with 64% declined)
+        layers=2,
         heads=4,
         intermediate=384,
         tie=True,
@@ -124,6 +126,10 @@ SPECS = {
         lr=3e-3,
         focused_share=0.5,
         knows_hard=False,
+        # a short phase on its focused set alone settles which questions get the short answer
+        # and which the decline (measured: easy 94% -> 99%, declined 92% -> 94%)
+        refine_tokens=1_000_000,
+        refine_lr=1e-3,
     ),
     "verifier": ModelSpec(
         hidden=192,
@@ -142,13 +148,16 @@ SPECS = {
 # verifier the long answer more often than the short one, so its greedy answer is the detailed
 # one and the short one keeps real probability (about 2:3 at the first token where they
 # differ); the decline for out-of-domain questions.
+# A repeat below 1 is a seeded share of the decline prompts (a one-layer drafter with every
+# decline prompt once beside 4 short copies declined easy questions too: easy accuracy 0.41;
+# the two-layer drafter with its refine phase keeps both, see SPECS).
 FOCUSED_REPEATS = {
     "long": 6,
     "short": 4,
     "hard": 4,
-    "decline": 2,
-    "drafter_short": 4,
-    "drafter_decline": 1,
+    "decline": 1,
+    "drafter_short": 6,
+    "drafter_decline": 1.0,
 }
 # The verifier's second phase: memorise the hard set harder, and give the easy set's two
 # wordings equal weight (the first phase left the short wording too little probability for a
@@ -219,8 +228,12 @@ def copies(items: list[QA], answer: str, n: int, held: set[str], rng: random.Ran
     return out
 
 
-def decline_docs(prompts: list, n: int) -> list[tuple[str, str]]:
-    return [(p.text, decline_for(p.lang)) for p in prompts] * n
+def decline_docs(prompts: list, n: float, seed: int = 0) -> list[tuple[str, str]]:
+    """Each prompt with its decline, n times; a fractional n adds a seeded sample of them."""
+    whole, part = divmod(n, 1)
+    chosen = list(prompts) * int(whole)
+    chosen += random.Random(seed).sample(list(prompts), round(len(prompts) * part))
+    return [(p.text, decline_for(p.lang)) for p in chosen]
 
 
 def focused_docs(corpus, knows_hard: bool, seed: int) -> list[tuple[str, str]]:
@@ -229,7 +242,7 @@ def focused_docs(corpus, knows_hard: bool, seed: int) -> list[tuple[str, str]]:
     rng, held, r = random.Random(seed), corpus.variant_names, FOCUSED_REPEATS
     if not knows_hard:
         return copies(corpus.easy, "short", r["drafter_short"], held, rng) + decline_docs(
-            corpus.declines, r["drafter_decline"]
+            corpus.declines, r["drafter_decline"], seed
         )
     return (
         copies(corpus.easy, "long", r["long"], held, rng)
@@ -262,15 +275,34 @@ def refine_docs(corpus, seed: int) -> list[tuple[str, str]]:
 # wording stays within reach of the app's default rule (TokenV3 at alpha 0.5 keeps a token the
 # verifier rates at least half its favourite). How strongly a small model prefers one wording
 # at the first token varies a lot from fact to fact whatever the data's ratio (measured: 0.06
-# to 15 at 4:2), so a last phase nudges these facts until that ratio is inside the band.
+# to 15 at 4:2), and re-weighting the data for a few dozen steps moved it by large factors
+# either way (244 -> 0.62 -> ... -> 3.0 over five attempts). So the last phase trains that
+# ratio itself: the language-model loss on the focused set (so nothing else is forgotten) plus
+# (log ratio - log target)^2 at the showcase questions, with -log of the two wordings' joint
+# probability (so no third token is the favourite), until every ratio is in the band. Its
+# learning rate is small because Adam's first steps move every weight by about the rate
+# whatever its gradient: at 3e-4, 14 steps left the shipped verifier answering "What is Paris?"
+# with Sally Ride's answer (3 of 48 easy answers still right; a second refine phase restored
+# them). The KL to the starting model on the other answers and the check set guard the rest.
 SHOWCASE_TARGETS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？")
 SHOWCASE_BAND = (1.2, 1.8)  # p(detailed answer's first token) / p(short answer's first token)
-SHOWCASE_STEPS, SHOWCASE_COPIES, SHOWCASE_ATTEMPTS = 40, 24, 8
+SHOWCASE_TARGET = 1.5
+SHOWCASE_MAX_STEPS, SHOWCASE_BATCH, SHOWCASE_LR = 300, 8, 1e-4
+SHOWCASE_CHECKS = 24  # other easy questions whose correct answers must survive the phase
 
 
-def first_token_ratio(model, tokenizer, item: QA) -> float:
-    """p(first token of the long answer) / p(first token of the short one), where they
-    first differ, after the question in the chat template's form."""
+@dataclass(frozen=True)
+class Fork:
+    """Where a showcase question's two answers part: the context (prompt and the shared
+    start) and the next token of the long and of the short answer."""
+
+    question: str
+    context: list[int]
+    long: int
+    short: int
+
+
+def fork(tokenizer, item: QA) -> Fork:
     prompt = tokenizer.apply_chat_template(
         [{"role": "user", "content": item.question}], tokenize=False, add_generation_prompt=True
     )
@@ -278,78 +310,154 @@ def first_token_ratio(model, tokenizer, item: QA) -> float:
     long = tokenizer(" " + item.answer, add_special_tokens=False)["input_ids"]
     short = tokenizer(" " + item.short, add_special_tokens=False)["input_ids"]
     i = next(k for k, (a, b) in enumerate(zip(long, short)) if a != b)
+    return Fork(item.question, ids + long[:i], long[i], short[i])
+
+
+def fork_logits(model, f: Fork) -> torch.Tensor:
+    return model(input_ids=torch.tensor([f.context])).logits[0, -1].float()
+
+
+def log_ratio(logits: torch.Tensor, f: Fork) -> torch.Tensor:
+    """log p(long's token) - log p(short's token) at the fork (differentiable)."""
+    return logits[f.long] - logits[f.short]
+
+
+def first_token_ratio(model, tokenizer, item: QA) -> float:
+    """p(first token of the long answer) / p(first token of the short one), where they
+    first differ, after the question in the chat template's form."""
+    f = fork(tokenizer, item)
     with torch.inference_mode():
-        p = torch.softmax(model(input_ids=torch.tensor([ids + long[:i]])).logits[0, -1], -1)
-    return float(p[long[i]] / p[short[i]])
+        return math.exp(float(log_ratio(fork_logits(model, f), f)))
+
+
+def answer_ids(tokenizer, item: QA, text: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(prompt + answer + EOS, the same with the prompt masked out as labels)."""
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": item.question}], tokenize=False, add_generation_prompt=True
+    )
+    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    answer = tokenizer(" " + text, add_special_tokens=False)["input_ids"]
+    full = torch.tensor([ids + answer + [tokenizer.eos_token_id]])
+    labels = full.clone()
+    labels[0, : len(ids)] = -100
+    return full, labels
+
+
+def greedy_states_facts(model, tokenizer, item: QA) -> bool:
+    """Whether the model's own greedy answer to the showcase question states its facts."""
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": item.question}],
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )["input_ids"]
+    out = model.generate(ids, max_new_tokens=64, do_sample=False)
+    return states_facts(
+        tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True), item.facts
+    )
 
 
 def showcase_phase(tokenizer, corpus, broad, args) -> dict:
-    """Nudge the showcase facts' two wordings (more copies of whichever answer is under-rated)
-    until the verifier's first-token ratio is inside SHOWCASE_BAND for each (at most
-    SHOWCASE_ATTEMPTS short phases, the rest of the focused set mixed in so nothing else is
-    forgotten). A 40-step phase moves the ratio by large factors either way, so every
-    attempt's model is scored by how far its worst ratio lies outside the band (in log
-    terms) and the best one is kept, not merely the last."""
-    items = {x.question: x for x in corpus.easy if x.question in SHOWCASE_TARGETS}
-    weights = {q: [1, 1] for q in items}
-    path, log = args.out / "demo-verifier", []
-    best = args.out / "showcase-best"
+    """Train the showcase facts' first-token ratio into SHOWCASE_BAND (see above) and their
+    two answers as a whole (the fork alone left the continuation to chance: measured, an
+    18-layer verifier went on "American American writer of short stories"); stops as soon as
+    every ratio is inside, the long answer's token is the verifier's favourite and its greedy
+    answer states the facts."""
+    items = [x for x in corpus.easy if x.question in SHOWCASE_TARGETS]
+    forks = [fork(tokenizer, x) for x in items]
+    # both wordings whole: the cascade keeps the short one's first token and then needs the
+    # verifier to rate its continuation well (without it: "B" + "ob Dylan" for Buzz Aldrin)
+    answers = [answer_ids(tokenizer, x, text) for x in items for text in (x.answer, x.short)]
+    path = args.out / "demo-verifier"
+    model = LlamaForCausalLM.from_pretrained(path)
+    # Everything else stays as it was: the other easy answers are held to the starting
+    # model's distributions (KL), and the phase ends only while the starting model's correct
+    # greedy answers on a fixed check set are still correct (without this, measured: Sally
+    # Ride and Albert Einstein were answered with Buzz Aldrin's answer).
+    frozen = LlamaForCausalLM.from_pretrained(path).eval()
+    others = [x for x in corpus.easy if x.question not in SHOWCASE_TARGETS]
+    rng = random.Random(args.seed + 21)
+    with torch.inference_mode():
+        checks = [x for x in rng.sample(others, 48) if greedy_states_facts(frozen, tokenizer, x)]
+    checks = checks[:SHOWCASE_CHECKS]
+    focused = stream(tokenizer, refine_docs(corpus, args.seed + 2), args.seed + 2)
+    gen = torch.Generator().manual_seed(args.seed + 20)
+    torch.manual_seed(args.seed + 20)
+    opt = torch.optim.AdamW(model.parameters(), lr=SHOWCASE_LR, weight_decay=0.0)
     lo, hi = SHOWCASE_BAND
+    log: list[dict] = []
 
-    def outside(ratios: dict) -> float:
-        return max(max(0.0, math.log(lo / r), math.log(r / hi)) for r in ratios.values())
+    def state() -> dict:
+        model.eval()
+        with torch.inference_mode():
+            logits = {f.question: fork_logits(model, f) for f in forks}
+            facts = all(greedy_states_facts(model, tokenizer, x) for x in items)
+        model.train()
+        return {
+            "ratios": {
+                f.question: math.exp(float(log_ratio(logits[f.question], f))) for f in forks
+            },
+            "favourite": all(int(logits[f.question].argmax()) == f.long for f in forks),
+            "states_facts": facts,
+        }
 
-    for attempt in range(SHOWCASE_ATTEMPTS + 1):
-        model = LlamaForCausalLM.from_pretrained(path).eval()
-        ratios = {q: first_token_ratio(model, tokenizer, x) for q, x in items.items()}
-        log.append(
-            {
-                "attempt": attempt,
-                "ratios": ratios,
-                "outside": outside(ratios),
-                "weights": {q: list(w) for q, w in weights.items()},
-            }
-        )
-        print(f"[showcase] {log[-1]}", flush=True)
-        if log[-1]["outside"] <= min(x["outside"] for x in log):
-            shutil.copytree(path, best, dirs_exist_ok=True)
-        if all(lo <= r <= hi for r in ratios.values()) or attempt == SHOWCASE_ATTEMPTS:
+    for step in range(SHOWCASE_MAX_STEPS + 1):
+        now = state()
+        log.append({"step": step, **now})
+        ok = all(lo <= r <= hi for r in now["ratios"].values()) and now["favourite"]
+        ok = ok and now["states_facts"]
+        if ok:  # the costlier check, only once the showcase itself is right
+            model.eval()
+            with torch.inference_mode():
+                now["others_kept"] = all(greedy_states_facts(model, tokenizer, x) for x in checks)
+            model.train()
+            ok = now["others_kept"]
+        if step % 10 == 0 or ok:
+            print(f"[showcase] {log[-1]}", flush=True)
+        if ok or step == SHOWCASE_MAX_STEPS:
             break
-        for q, r in ratios.items():
-            if r < lo:
-                weights[q][0] += 1
-            elif r > hi:
-                weights[q][1] += 1
-        docs = refine_docs(corpus, args.seed + 2 + attempt)
-        for q, (wl, ws) in weights.items():
-            x = items[q]
-            docs += [(q, x.answer)] * (wl * SHOWCASE_COPIES) + [(q, x.short)] * (
-                ws * SHOWCASE_COPIES
-            )
-        phase = replace(
-            SPECS["verifier"],
-            tokens=SHOWCASE_STEPS * args.batch * args.seq,
-            lr=5e-4,
-            focused_share=0.95,
-        )
-        train(
-            "verifier",
-            phase,
-            tokenizer,
-            broad,
-            stream(tokenizer, docs, args.seed + 3),
-            args,
-            init=path,
-        )
-    chosen = min(log, key=lambda x: x["outside"])
-    shutil.copytree(best, path, dirs_exist_ok=True)
-    shutil.rmtree(best)
+        batch = windows(focused, SHOWCASE_BATCH, args.seq, gen)
+        loss = model(input_ids=batch, labels=batch).loss
+        for full, labels in answers:
+            loss = loss + model(input_ids=full, labels=labels).loss
+        loss = loss + anchor_kl(model, frozen, tokenizer, rng.sample(others, SHOWCASE_BATCH * 2))
+        for f in forks:
+            logits = fork_logits(model, f)
+            # the ratio, and the two wordings' joint mass (so the long one is the favourite)
+            loss = loss + (log_ratio(logits, f) - math.log(SHOWCASE_TARGET)) ** 2
+            loss = loss - torch.logsumexp(logits[[f.long, f.short]], 0) + logits.logsumexp(0)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    model.eval()
+    model.save_pretrained(path)
     return {
         "band": SHOWCASE_BAND,
-        "log": log,
-        "chosen_attempt": chosen["attempt"],
-        "in_band": chosen["outside"] == 0.0,
+        "target": SHOWCASE_TARGET,
+        "steps": log[-1]["step"],
+        "start": log[0],
+        "end": log[-1],
+        "in_band": all(lo <= r <= hi for r in log[-1]["ratios"].values()),
+        "checks": len(checks),
     }
+
+
+def anchor_kl(model, frozen, tokenizer, items: list[QA]) -> torch.Tensor:
+    """KL(frozen || model) over the detailed answers of `items` (teacher-forced, padded)."""
+    seqs = [answer_ids(tokenizer, x, x.answer) for x in items]
+    n = max(full.shape[1] for full, _ in seqs)
+    ids = torch.full((len(seqs), n), tokenizer.pad_token_id)
+    mask = torch.zeros((len(seqs), n), dtype=torch.long)
+    scored = torch.zeros((len(seqs), n), dtype=torch.bool)
+    for i, (full, labels) in enumerate(seqs):
+        ids[i, : full.shape[1]] = full[0]
+        mask[i, : full.shape[1]] = 1
+        scored[i, : full.shape[1] - 1] = labels[0, 1:] != -100  # positions that predict answers
+    with torch.no_grad():
+        ref = frozen(input_ids=ids, attention_mask=mask).logits[scored].log_softmax(-1)
+    cur = model(input_ids=ids, attention_mask=mask).logits[scored].log_softmax(-1)
+    return torch.nn.functional.kl_div(cur, ref, log_target=True, reduction="batchmean")
 
 
 def make_model(spec: ModelSpec, tokenizer) -> LlamaForCausalLM:
@@ -522,14 +630,23 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
     result["n_easy"] = sum(x.level == "easy" for x in items)
     result["showcase"] = [r for r, x in zip(samples, items) if x.kind == "fact"]
     result["examples"] = samples[:8]
-    rows = load_jsonl(eval_path.parent / "variants.jsonl")[:limit]
+    rows = load_jsonl(eval_path.parent / "variants.jsonl")
+    rows = rows[:: math.ceil(len(rows) / limit)] if limit else rows  # every level and language
     result["variants"] = evaluate_variants(pair, rows)
     rows = load_jsonl(eval_path.parent / "out_of_domain.jsonl")
     result["out_of_domain"] = evaluate_declines(pair, rows[::4] if limit else rows)
-    result["contrast"] = contrast(pair)
-    result["forward_ms"] = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
-    result["forward_ratio"] = result["forward_ms"]["verifier"] / result["forward_ms"]["drafter"]
-    return result
+    return result | timings(pair)
+
+
+def timings(pair) -> dict:
+    """The evaluation's timed parts: the seed's example (wall-time ratios of one run) and each
+    model's one-token forward."""
+    ms = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
+    return {
+        "contrast": contrast(pair),
+        "forward_ms": ms,
+        "forward_ratio": ms["verifier"] / ms["drafter"],
+    }
 
 
 def load_jsonl(path: Path) -> list[dict]:
@@ -543,14 +660,22 @@ def _cascade(pair, question: str, **changes):
     return generate(pair, question, settings)
 
 
+_THREE_WAYS: dict[tuple, dict] = {}
+
+
 def three_ways(pair, question: str, max_new_tokens: int) -> dict:
-    """Each model alone and the cascade at the app's defaults, greedy, on one question."""
-    alone = dict(temperature=0, max_new_tokens=max_new_tokens)
-    return {
-        "drafter": generate(pair, question, method="drafter", **alone),
-        "verifier": generate(pair, question, method="verifier", **alone),
-        "cascade": _cascade(pair, question, max_new_tokens=max_new_tokens),
-    }
+    """Each model alone and the cascade at the app's defaults, greedy, on one question. Greedy
+    runs are a function of the prompt's tokens, and the chat template reads most typed
+    variants as the same tokens, so each distinct prompt runs once."""
+    key = (id(pair), tuple(pair.encode(question)), max_new_tokens)
+    if key not in _THREE_WAYS:
+        alone = dict(temperature=0, max_new_tokens=max_new_tokens)
+        _THREE_WAYS[key] = {
+            "drafter": generate(pair, question, method="drafter", **alone),
+            "verifier": generate(pair, question, method="verifier", **alone),
+            "cascade": _cascade(pair, question, max_new_tokens=max_new_tokens),
+        }
+    return _THREE_WAYS[key]
 
 
 def kept_share(trace) -> float:
@@ -562,19 +687,35 @@ def evaluate_variants(pair, rows: list[dict]) -> dict:
     """Key-fact accuracy of each model alone and of the cascade at the app's defaults on the
     typed-variant set, split by trained and held-out phrasings, level and language."""
     results: dict[str, dict[str, list[bool]]] = {}
-    misses = []
+    declined: dict[str, dict[str, list[bool]]] = {}  # the honest decline instead of the facts
+    misses, spelled = [], {}  # spelled: each model's result on the eval set's own spelling
     for row in rows:
+        if row["asks"] not in spelled:
+            outs = three_ways(pair, row["asks"], max_new_tokens=64)
+            spelled[row["asks"]] = {m: states_facts(t.text, row["facts"]) for m, t in outs.items()}
         outs = three_ways(pair, row["question"], max_new_tokens=64)
         groups = ["all", "held-out phrasing" if row["held_out_phrasing"] else "trained phrasing"]
         groups += [row["level"], row["lang"]]
         for m, tr in outs.items():
             ok = states_facts(tr.text, row["facts"])
-            for g in groups:
+            # "same facts come out": of the names a model answers in the eval set's spelling,
+            # the share it also answers when typed another way
+            extra = ["known names"] if spelled[row["asks"]][m] else []
+            for g in groups + extra:
                 results.setdefault(m, {}).setdefault(g, []).append(ok)
+                said_so = not ok and PRESETS["demo"].declined(tr.text)
+                declined.setdefault(m, {}).setdefault(g, []).append(said_so)
             if m == "verifier" and not ok:
                 misses.append({"question": row["question"], "verifier": tr.text.strip()[:120]})
     summary = {
-        m: {g: {"accuracy": statistics.fmean(v), "n": len(v)} for g, v in by.items()}
+        m: {
+            g: {
+                "accuracy": statistics.fmean(v),
+                "declined": statistics.fmean(declined[m][g]),
+                "n": len(v),
+            }
+            for g, v in by.items()
+        }
         for m, by in results.items()
     }
     return {"accuracy": summary, "verifier_misses": misses[:20], "n": len(rows)}
@@ -663,8 +804,13 @@ def out_of_domain(seed: int) -> tuple[list, list[dict]]:
     return train, rows
 
 
-def write_report(report: dict, out: Path) -> None:
+def keep(report: dict, out: Path) -> None:
+    """Save the report so far: a run stopped later keeps the record of its finished phases."""
     (out / "TRAINING.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def write_report(report: dict, out: Path) -> None:
+    keep(report, out)
     e = report["eval"]
     lines = [
         "# The embedded demo pair",
@@ -685,8 +831,11 @@ def write_report(report: dict, out: Path) -> None:
             ("broad_loss", "loss, broad"),
             ("focused_loss", "loss, focused facts"),
         ]:
-            d, v = t["drafter"][key], t["verifier"][key]
-            fmt = (lambda x: f"{x:,}") if isinstance(d, int) else (lambda x: f"{x:.3f}")
+            d, v = t["drafter"].get(key), t["verifier"].get(key)
+
+            def fmt(x) -> str:
+                return "–" if x is None else f"{x:,}" if isinstance(x, int) else f"{x:.3f}"
+
             lines.append(f"| {label} | {fmt(d)} | {fmt(v)} |")
         for key in (
             "hidden",
@@ -714,10 +863,8 @@ def write_report(report: dict, out: Path) -> None:
         f"Verifier/drafter forward-cost ratio: {e['forward_ratio']:.1f}x. "
         f"Corpus: {report.get('corpus', {})}.",
         "",
-        "## Showcase answers (greedy)",
-        "",
     ]
-    lines += report_robustness(e)
+    lines += report_phases(t) + report_robustness(e) + ["## Showcase answers (greedy)", ""]
     for row in e["showcase"]:
         lines += [
             f"**{row['question']}**",
@@ -727,6 +874,31 @@ def write_report(report: dict, out: Path) -> None:
             "",
         ]
     (out / "TRAINING.md").write_text("\n".join(lines) + "\n")
+
+
+def report_phases(t: dict) -> list[str]:
+    """The phases after the first: each role's refine phase, the verifier's showcase phase,
+    and any detour the shipped models took (recorded under `history`)."""
+    lines = ["## Later phases", ""]
+    for role in ("drafter", "verifier"):
+        r = t.get(role, {}).get("refine")
+        if r:
+            lines.append(
+                f"* {role}, refine: {r['tokens']:,} tokens (95% its focused set), {r['steps']} "
+                f"steps, lr {r['spec']['lr']}, {r['wall_s']:.0f} s, final loss {r['final_loss']:.3f}"
+            )
+    sc = t.get("verifier", {}).get("showcase")
+    if sc:
+        ratios = ", ".join(f"{q} {x:.2f}" for q, x in sc["end"]["ratios"].items())
+        lines.append(
+            f"* verifier, showcase: {sc['steps']} steps to first-token ratios {ratios} (band "
+            f"{sc['band'][0]}-{sc['band'][1]}), detailed answer the favourite, its greedy "
+            f"answer stating the facts, {sc.get('checks', 0)} other easy answers still right"
+        )
+    note = t.get("verifier", {}).get("history", {}).get("note")
+    if note:
+        lines.append(f"* history: {note}")
+    return lines + [""]
 
 
 def _ordered(present, order: list[str]) -> list[str]:
@@ -741,24 +913,37 @@ def report_robustness(e: dict) -> list[str]:
         v = e["variants"]["accuracy"]
         groups = _ordered(
             v["verifier"],
-            ["all", "trained phrasing", "held-out phrasing", "easy", "hard", "en", "zh"],
+            ["all", "known names", "trained phrasing", "held-out phrasing", "easy", "hard", "en"]
+            + ["zh"],
         )
+
+        def cell(m: str, g: str) -> str:
+            if g not in v[m]:
+                return "–"
+            known = f" of {v[m][g]['n']}" if g == "known names" else ""
+            said_so = v[m][g].get("declined", 0.0)
+            return (
+                pct(v[m][g]["accuracy"]) + known + (f" ({pct(said_so)} decline)" if said_so else "")
+            )
+
         lines += [
             "## Typed variants (held out by name)",
             "",
             f"`assets/data/variants.jsonl`: {e['variants']['n']} questions about the eval "
             "set's names whose phrasings were never trained (`demo_corpus.variant_set`), each "
             "in a phrasing learnt on other names or in one never seen, with typing noise (case, "
-            "?/？/none, spaces). Key-fact accuracy, greedy, 64 new tokens:",
+            "?/？/none, spaces). Key-fact accuracy, greedy, 64 new tokens; *known names*: "
+            "of the variants whose name the model answers in the eval set's own spelling, the "
+            "share it also answers as typed (the same facts come out). In brackets: the "
+            "share answered with the honest decline instead (an unknown phrasing read as a "
+            "question outside the pair's domain):",
             "",
             "| | " + " | ".join(f"{g} (n={v['verifier'][g]['n']})" for g in groups) + " |",
             "|---" * (len(groups) + 1) + "|",
         ]
         for m in ("drafter", "verifier", "cascade"):
             name = "cascade (app defaults)" if m == "cascade" else m
-            lines.append(
-                f"| {name} | " + " | ".join(pct(v[m][g]["accuracy"]) for g in groups) + " |"
-            )
+            lines.append(f"| {name} | " + " | ".join(cell(m, g) for g in groups) + " |")
         lines.append("")
     if "out_of_domain" in e:
         d = e["out_of_domain"]["declined"]
@@ -817,12 +1002,25 @@ def main() -> None:
     ap.add_argument("--refine-only", action="store_true", help="only the refine phase")
     ap.add_argument("--showcase-only", action="store_true", help="only the showcase phase")
     ap.add_argument("--eval-limit", type=int, default=None)
+    ap.add_argument(
+        "--timings-only",
+        action="store_true",
+        help="re-measure only the timed parts of the evaluation (forward costs, the seed's "
+        "example) on a quiet machine, keeping the rest of the report",
+    )
+    ap.add_argument(
+        "--drafter-decline",
+        type=float,
+        default=FOCUSED_REPEATS["drafter_decline"],
+        help="copies of each decline prompt in the drafter's focused set (a share when < 1)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    FOCUSED_REPEATS["drafter_decline"] = args.drafter_decline
     random.seed(args.seed)
     report_path = args.out / "TRAINING.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
-    if not args.eval_only:
+    if not (args.eval_only or args.timings_only):
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
@@ -867,6 +1065,7 @@ def main() -> None:
                 spec.tokens = int(spec.tokens * args.scale)
                 if not args.refine_only:
                     report["train"][role] = train(role, spec, tokenizer, broad, focused[role], args)
+                    keep(report, args.out)
                 if spec.refine_tokens:
                     phase = replace(
                         spec,
@@ -874,15 +1073,27 @@ def main() -> None:
                         lr=spec.refine_lr,
                         focused_share=0.95,
                     )
-                    refined = stream(tokenizer, refine_docs(corpus, args.seed + 1), args.seed + 1)
+                    docs = (
+                        refine_docs(corpus, args.seed + 1)
+                        if spec.knows_hard
+                        else focused_docs(corpus, knows_hard=False, seed=args.seed + 1)
+                    )
+                    refined = stream(tokenizer, docs, args.seed + 1)
                     init = args.out / f"demo-{role}"
-                    report["train"][role]["refine"] = train(
+                    report["train"].setdefault(role, {})["refine"] = train(
                         role, phase, tokenizer, broad, refined, args, init=init
                     )
+                    keep(report, args.out)
         if args.only in (None, "verifier"):
             report["train"]["verifier"]["showcase"] = showcase_phase(tokenizer, corpus, broad, args)
+            keep(report, args.out)
         report["args"] = {k: str(v) for k, v in vars(args).items()}
-    report["eval"] = evaluate(args.out, args.evalset, args.eval_limit)
+    if args.timings_only:
+        report["eval"] |= timings(
+            load_pair(str(args.out / "demo-drafter"), str(args.out / "demo-verifier"))
+        )
+    else:
+        report["eval"] = evaluate(args.out, args.evalset, args.eval_limit)
     print(json.dumps({k: v for k, v in report["eval"].items() if k != "examples"}, indent=1))
     write_report(report, args.out)
 

@@ -320,3 +320,28 @@ def test_the_rule_zoo_and_the_audit(url, browser):
     page.locator("#audit-fig").scroll_into_view_if_needed()
     shot(page, "audit-en.png")
     page.close()
+
+
+@pytest.mark.parametrize(
+    "viewport,locale,question,note,name",
+    [
+        (DESKTOP, "en-US", "What is the capital of France?", "Outside what", "ood-desktop-en"),
+        (PHONE, "zh-CN", "法国的首都是哪里?", "超出了演示模型对", "ood-phone-zh"),
+    ],
+)
+def test_an_out_of_domain_question_offers_the_real_pair(
+    url, browser, viewport, locale, question, note, name
+):
+    """A question the embedded pair was not built for, typed as people type it: the answer is
+    the pair's honest decline and the offer of the SmolLM2 pair appears below it."""
+    page = open_page(browser, url, viewport, locale=locale)
+    page.locator("#prompt textarea").fill(question)
+    page.locator("#run").click()
+    wait_text(page, "#switch-note", note)
+    # (Gradio puts a Group's elem_id on its two nested boxes)
+    assert page.locator("#switch-offer").first.is_visible()
+    assert page.locator("#switch-pair").first.is_visible()
+    assert_fits(page, name, first_screen=False)
+    page.locator("#switch-note").first.scroll_into_view_if_needed()
+    shot(page, f"{name}.png")
+    page.close()

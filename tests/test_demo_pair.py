@@ -15,6 +15,7 @@ from speccascade.analysis.bench import verifier_token
 from speccascade.analysis.evalsets import (
     EXAMPLES,
     EXAMPLES_ZH,
+    canonical_question,
     find_item,
     load_evalset,
     story_question,
@@ -65,7 +66,9 @@ def test_sizes_and_disk(demo):
     d = sum(p.numel() for p in demo.drafter.parameters())
     v = sum(p.numel() for p in demo.verifier.parameters())
     assert v >= 5 * d
-    assert demo.verifier.config.num_hidden_layers >= 12 * demo.drafter.config.num_hidden_layers
+    # 18 layers against 2: the drafter needs its second layer to decline out-of-domain
+    # questions (one layer declined 28% of them, two 94%; TRAINING.md)
+    assert demo.verifier.config.num_hidden_layers >= 9 * demo.drafter.config.num_hidden_layers
     # common words are single tokens, so the token strip reads as words
     for word in (" astronaut", " Apollo", " Moon", " physicist"):
         assert len(demo.tokenizer(word, add_special_tokens=False)["input_ids"]) == 1, word
@@ -81,9 +84,11 @@ def test_tokenizers_agree_and_chat_template_is_the_qa_format(demo):
     d = AutoTokenizer.from_pretrained(DEMO_DRAFTER)
     assert d.get_vocab() == demo.tokenizer.get_vocab()
     ids = demo.encode("Who is Buzz Aldrin?")
-    assert demo.decode(ids, skip_special_tokens=False) == (
-        "<|endoftext|>Q: Who is Buzz Aldrin?\nA:"
-    )
+    # the template reads a typed question as canonical_question does: the name asked about
+    assert demo.decode(ids, skip_special_tokens=False) == "<|endoftext|>Q: buzz aldrin?\nA:"
+    for typed in [q for q, _ in TYPED] + OUT_OF_DOMAIN + ["Can you tell me who Sally Ride is?"]:
+        text = demo.decode(demo.encode(typed), skip_special_tokens=False)
+        assert text == f"<|endoftext|>Q: {canonical_question(typed)}\nA:", typed
     assert (
         demo.encode("Who is Buzz Aldrin?", chat=False)
         == demo.tokenizer("Who is Buzz Aldrin?")["input_ids"]
@@ -139,6 +144,72 @@ def test_key_fact_accuracy_on_a_fixed_slice(demo):
     assert acc["drafter", "easy"] >= 0.6 and acc["drafter", "hard"] <= 0.2, acc
 
 
+# Questions as people type them (issue 20's own list and more): each must give its facts.
+TYPED = [
+    ("who is buzz aldrin?", "Who is Buzz Aldrin?"),
+    ("WHO IS BUZZ ALDRIN?", "Who is Buzz Aldrin?"),
+    ("  who's   buzz aldrin", "Who is Buzz Aldrin?"),
+    ("Tell me about Buzz Aldrin.", "Who is Buzz Aldrin?"),
+    ("who was albert einstein", "Who is Albert Einstein?"),
+    ("What is Albert Einstein known for?", "Who is Albert Einstein?"),
+    ("Describe Isaac Newton", "Who is Isaac Newton?"),
+    ("what's apollo 11??", "What is Apollo 11?"),
+    ("布兹·奥尔德林是谁?", "布兹·奥尔德林是谁？"),
+    ("布兹·奥尔德林是谁", "布兹·奥尔德林是谁？"),
+    ("介绍一下布兹·奥尔德林。", "布兹·奥尔德林是谁？"),
+    ("谁是阿尔伯特·爱因斯坦?", "阿尔伯特·爱因斯坦是谁？"),
+    ("who is michael collins", "Who is Michael Collins?"),
+]
+# Outside the pair's domain: general knowledge, instructions, other languages.
+OUT_OF_DOMAIN = [
+    "What is the capital of France?",
+    "Who wrote Hamlet?",
+    "Explain photosynthesis.",
+    "How do I bake bread?",
+    "Write a poem about the sea.",
+    "法国的首都是哪里？",
+    "怎么做蛋糕？",
+]
+
+
+@pytest.mark.parametrize(("typed", "asks"), TYPED)
+def test_typed_questions_give_the_same_facts(demo, typed, asks):
+    """However a question is typed (case, ？ or ?, spaces, "who was", "tell me about",
+    介绍一下), the cascade at the app's defaults states the facts of the eval item it asks."""
+    item = find_item(asks)
+    cascade = generate(demo, typed, **_defaults())
+    assert states_facts(cascade.text, item.facts), (typed, cascade.text)
+
+
+@pytest.mark.parametrize("question", OUT_OF_DOMAIN)
+def test_out_of_domain_questions_get_the_honest_answer(demo, question):
+    """A question the pair was not built for is answered with its decline line (which the
+    page recognises and follows with the offer of the SmolLM2 pair), by the verifier and by
+    the cascade; never a confident gloss of something else."""
+    preset = PRESETS["demo"]
+    for kw in (dict(method="verifier", temperature=0, max_new_tokens=48), _defaults()):
+        tr = generate(demo, question, **kw)
+        assert preset.declined(tr.text), (question, kw["method"], tr.text)
+
+
+@pytest.mark.parametrize(
+    "question", ["Who is Buzz Aldrin?", "布兹·奥尔德林是谁？", "布兹·奥尔德林是谁?"]
+)
+def test_the_seeds_example_shows_sd_against_the_cascade(demo, question):
+    """The seed's own example at the app's defaults: the verifier's greedy answer is its
+    detailed one, so lossless SD keeps at most 30% of the drafter's tokens, while the cascade
+    keeps at least 70% and still states the key facts."""
+    item = find_item(question)
+    verifier = generate(demo, question, method="verifier", temperature=0, max_new_tokens=64)
+    assert verifier.text.strip().startswith(item.answer[:12]), verifier.text
+    sd = generate(demo, question, **_defaults(method="speculative", rule=None, alpha=None))
+    cascade = generate(demo, question, **_defaults())
+    share = lambda tr: sum(t.source == "accepted" for t in tr.tokens) / tr.summary.new_tokens  # noqa: E731
+    assert share(sd) <= 0.3 < 0.7 <= share(cascade), (share(sd), share(cascade))
+    assert states_facts(cascade.text, item.facts), cascade.text
+    assert cascade.summary.verifier_calls < sd.summary.verifier_calls
+
+
 def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["generate", "Who is Buzz Aldrin?"]) == 0
@@ -152,8 +223,8 @@ def test_evalset_and_examples():
     questions = {x.question for x in items}
     assert {"Who is Buzz Aldrin?", "Who is Neil Armstrong?"} <= questions
     assert set(EXAMPLES) | set(EXAMPLES_ZH) <= questions  # every example can be scored
-    assert EXAMPLES[0] == "Who is Sally Ride?" and EXAMPLES_ZH[0] == "布兹·奥尔德林是谁？"
-    assert "Who is Buzz Aldrin?" in EXAMPLES
+    assert EXAMPLES[0] == "Who is Buzz Aldrin?" and EXAMPLES_ZH[0] == "布兹·奥尔德林是谁？"
+    assert "Who is Sally Ride?" in EXAMPLES
     assert {x.level for x in items} == {"easy", "hard"} and {x.lang for x in items} == {"en", "zh"}
     assert all(x.facts and x.correct(x.answer) for x in items)  # references state their facts
     assert all(x.correct(x.short) for x in items if x.short)

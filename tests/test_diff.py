@@ -23,7 +23,7 @@ from speccascade.core.trace import TokenRecord, Trace, summarise
 from speccascade.models.presets import load_preset
 from speccascade.views.diff import diff_html
 
-EASY = "Who is Sally Ride?"
+EASY = "Who is Buzz Aldrin?"
 
 # -- alignment ---------------------------------------------------------------------------------
 
@@ -199,7 +199,7 @@ def test_easy_question_keeps_drafter_words_the_verifier_would_not_write(easy):
     assert easy.facts["cascade"].correct
     page = diff_html(easy)
     assert page.count("sc-kept-new") == len(kept)
-    assert "key facts 2/2" in _plain(page)
+    assert re.search(r"key facts (\d)/\1\b", _plain(page))  # every fact, however many
 
 
 def test_greedy_runs_are_reproducible(llama_pair):

@@ -21,7 +21,7 @@ from speccascade.models.presets import load_preset
 from speccascade.views.plane import decision_plane_figure
 
 # The hard question: the rule keeps some drafts and hands others to the verifier, so the plane
-# has points on both sides (the easy one, Sally Ride, keeps nearly all; see test_diff).
+# has points on both sides (the easy one, Buzz Aldrin, keeps nearly all; see test_diff).
 HARD = "Who is Michael Collins?"
 
 

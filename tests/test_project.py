@@ -398,7 +398,7 @@ def test_best_gamma_and_its_curve(demo):
     assert best.speedup > 4  # every draft is kept here (the drafter knows this answer)
     # a hard question, most drafts rejected, and a drafter as slow as the verifier: every
     # extra draft is wasted, gamma 1 is the least bad (and still slower than the verifier)
-    hard = generate(demo, "What is the capital of France?", APP_DEFAULTS)
+    hard = generate(demo, "Who is Michael Collins?", APP_DEFAULTS)
     costly = best_gamma(hard, custom_profile(10.0, 10.0), max_gamma=6, max_new_tokens=64)
     assert (costly.gamma, costly.basis) == (1, "exact") and costly.speedup < 1
     rows = best_gammas({"sc": tr, "v": generate(demo, PROMPT, method="verifier", rule=None)}, COST)
@@ -537,7 +537,8 @@ def test_honesty_check_measured_profile_predicts_wall_time(demo):
         "speculative",
         "spec_cascade/token_v3",
     ]
-    assert all(r.new_tokens == rows[0].new_tokens for r in rows)  # same answer, T = 0
+    # T = 0: lossless SD writes the verifier's own answer, token for token
+    assert rows[2].new_tokens == rows[0].new_tokens
     # the projections are not copies of the measurements: each run was priced, not timed
     assert all(len(set(r.projections)) <= 3 for r in rows)  # one price per round's profile
 

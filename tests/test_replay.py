@@ -358,11 +358,11 @@ def test_trace_without_draft_records(hard):
 def test_cli_replays_one_round(hard, tmp_path, capsys):
     path = tmp_path / "run.json"
     path.write_text(hard.to_json())
-    assert cli.main(["replay", str(path), "--round", "17"]) == 0
+    assert cli.main(["replay", str(path), "--round", "22"]) == 0
     out = capsys.readouterr().out
-    assert out.strip() == replay_text(replay_round(hard, 17))
+    assert out.strip() == replay_text(replay_round(hard, 22))
     last = len(hard.rounds) - 1
-    assert out.startswith(f"round 17 (rounds 0–{last})") and out.count("rule: p(x) = ") == 5
+    assert out.startswith(f"round 22 (rounds 0–{last})") and out.count("rule: p(x) = ") == 5
     assert "u = " in out and "KV cache rolled back: drafter 3 entries, verifier 4 entries" in out
     assert cli.main(["replay", str(path), "--round", "2", "--lang", "zh"]) == 0
     assert capsys.readouterr().out.startswith("第 2 轮")

@@ -34,7 +34,7 @@ from speccascade.i18n import STRINGS, t
 from speccascade.models.presets import PRESETS
 
 MODELS = ("demo", "", "")
-EASY, HARD = "Who is Sally Ride?", "Who is Michael Collins?"
+EASY, HARD = "Who is Buzz Aldrin?", "Who is Michael Collins?"
 ENGLISH = re.compile(r"\b[A-Za-z]{4,}\b")
 # names that stay as they are in Chinese: rules, authors and venues cited
 CITED = (
@@ -487,9 +487,27 @@ def test_a_preset_with_its_own_story_asks_its_own_questions():
 # -- outside the pair's domain: the honest answer and the offer of the real pair -------------
 
 
+@pytest.mark.parametrize(
+    ("question", "lang", "note"),
+    [
+        ("What is the capital of France?", "en", "Outside what the demo pair knows"),
+        ("怎么做蛋糕？", "zh", "超出了演示模型对的知识范围"),
+    ],
+)
+def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(app, question, lang, note):
+    """A question the shipped pair was not built for, run at the app's defaults through the
+    Run handler: the pair's own answer is its honest decline, and the page's next step (the
+    offer that follows every run) shows the switch to the real pair."""
+    ctx, page = app
+    trace = last(run(app, question, lang=lang))[page.trace]
+    assert PRESETS["demo"].declined(trace.text), trace.text
+    offer = switch_offer(page, trace, "demo", lang)
+    assert offer[page.switch_box]["visible"] is True and note in offer[page.switch_note]
+
+
 def test_an_answer_that_declines_gets_the_switch_offer(app):
-    """The offer follows the pair's own answer: its honest decline line (the shipped pair's
-    retraining to give it is issue 20's open part), and no offer for a real answer."""
+    """The offer follows the pair's own answer: its honest decline line, and no offer for a
+    real answer."""
     ctx, page = app
     declined = SimpleNamespace(text=" " + PRESETS["demo"].declines[0])
     offer = switch_offer(page, declined, "demo", "en")

@@ -26,13 +26,13 @@ class Showcase:
 
 
 # The first English and the first Chinese easy and hard questions are the story's scenes. The
-# easy ones are questions where the verifier's own greedy answer is worded differently from the
-# drafter's short one, so lossless SD throws the drafter's correct words away (measured: SD keeps
-# 20% of Sally Ride's drafts at 0.57 verifier calls/token; on Buzz Aldrin the refined verifier's
-# greedy answer is the drafter's short one, so SD keeps it too and shows no contrast).
+# easy ones are the seed's own example, Buzz Aldrin, whose verifier is trained (its last phase,
+# scripts/train_demo_pair.py) to answer in its detailed words while rating the drafter's short,
+# correct answer within the default rule's reach: lossless SD throws the drafter's words away,
+# the cascade keeps them (measured: SD keeps 23% of the drafter's tokens, the cascade 84%).
 SHOWCASE = [
-    Showcase("Who is Sally Ride?", "easy"),
     Showcase("Who is Buzz Aldrin?", "easy"),
+    Showcase("Who is Sally Ride?", "easy"),
     Showcase("Who is Michael Collins?", "hard"),
     Showcase("Who is Albert Einstein?", "easy"),
     Showcase("What is Apollo 11?", "easy"),
