@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -162,6 +163,8 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
             "2",
             "--out",
             str(out),
+            "--evalset",
+            str(path),
         ]
     )
     assert code == 0
@@ -171,6 +174,11 @@ def test_cli_bench_writes_the_report(tiny_dirs, tmp_path):
     assert {"spec_cascade", HF_ASSISTED, "verifier"} <= set(summary.method)
     doc = json.loads((out / "targets.json").read_text())
     assert isinstance(doc["targets"]["engine"]["greedy_sd_vs_hf_assisted"]["met"], bool)
+    # the file's questions are all "hard" (the default level): the easy target has no items
+    eval_t = doc["targets"]["eval"]
+    for t in eval_t.values():
+        assert math.isnan(t["drafter_accuracy_easy"]["value"]), t
+        assert t["drafter_accuracy_easy"]["met"] is False
     assert "transformers" in doc["meta"] and "/" not in doc["meta"]["pair"]
     raw = pd.read_csv(out / "raw.csv")
     assert {"seed", "sample", "text", "wall_s"} <= set(raw.columns)

@@ -395,7 +395,10 @@ def aggregate(raw: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    for level in [None, *sorted(x for x in scored.level.dropna().unique() if x)]:
+    # easy and hard always get columns (NaN where the set has none of them), so the targets
+    # and tables read the same whatever slice of questions was run
+    present = {x for x in scored.level.dropna().unique() if x}
+    for level in [None, *sorted(present | {"easy", "hard"})]:
         suffix = f"_{level}" if level else ""
         cis = []
         for label in agg.label:
