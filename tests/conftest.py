@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,24 @@ from tiny import char_tokenizer, save_pair  # noqa: E402
 torch.set_num_threads(int(os.environ.get("SC_TEST_THREADS", "1")))
 
 from speccascade import load_pair  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _machine_share(request):
+    """Under pytest-xdist a test marked `quiet` (it times this machine) runs alone: it takes
+    an exclusive lock that every other test takes shared, so the other worker waits between
+    its tests instead of loading the CPU the timing measures."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / f"speccascade-tests-{run}.lock", "a") as f:
+        quiet = request.node.get_closest_marker("quiet") is not None
+        fcntl.flock(f, fcntl.LOCK_EX if quiet else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

@@ -175,6 +175,11 @@ def test_stop_leaves_every_panel_on_the_partial_run(url, browser):
     page.locator("#prompt textarea").fill("Who is Michael Collins?")
     page.locator("#run").click()
     wait_text(page, "#status", "Running")
+    # Stop once tokens are streaming, so the run is under way on the server (on a loaded
+    # machine a Stop sent right at "Running" could reach it before the run had begun)
+    page.wait_for_function(
+        "document.querySelectorAll('#tokens .sc-tok').length > 0", timeout=90_000
+    )
     page.locator("#stop").click()
     wait_text(page, "#status", "Stopped after")
     status = page.locator("#status").inner_text()

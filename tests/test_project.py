@@ -507,6 +507,7 @@ def test_measured_profile_shape(llama_pair):
     assert cost.profile == "measured" and cost.title.key == "fig.proj.profile.measured"
 
 
+@pytest.mark.quiet
 def test_honesty_check_measured_profile_predicts_wall_time(demo):
     """Re-pricing this machine's runs with this machine's measured profile predicts their wall
     time within 15%, per method: verifier alone, drafter alone, SD and the app's default
