@@ -3,6 +3,8 @@ catches the verification bugs serving engines shipped, injected into a copy of t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -12,6 +14,7 @@ from speccascade.core.engine import Settings
 from speccascade.core.errors import SettingsError
 from speccascade.core.sampling import Sampler
 from speccascade.core.trace import Probs
+from speccascade.views.zoo import audit_verdict
 
 PROMPT = [1, 3, 4]
 
@@ -85,3 +88,36 @@ def test_sizing_laws_and_refusals(small_vocab_pair):
         audit(small_vocab_pair, PROMPT, Settings(method="seq_cascade", rule=None))
     with pytest.raises(SettingsError, match="positions"):
         audit(small_vocab_pair, PROMPT, Settings(), positions=0)
+
+
+def test_one_outcome_everywhere_is_reported_as_nothing_to_test(small_vocab_pair):
+    """Where every position had one likely token (every cell but one pooled away: no degree
+    of freedom), the audit agrees trivially: its verdict says there was nothing to test
+    instead of "consistent"."""
+    a = audit(small_vocab_pair, PROMPT, Settings(method="speculative", gamma=2, temperature=1.0),
+              positions=2, samples=MIN_SAMPLES)  # fmt: skip
+    assert a.consistent and audit_verdict(a).startswith("Consistent")
+    one = replace(a, positions=[replace(c, dof=0) for c in a.positions])
+    assert audit_verdict(one).startswith("Nothing to test")
+    assert audit_verdict(one, "zh").startswith("无可检验")
+    # one position with something to test is enough for a real verdict
+    some = replace(a, positions=[replace(a.positions[0], dof=0), a.positions[1]])
+    assert audit_verdict(some).startswith("Consistent")
+
+
+def test_a_flat_law_on_a_large_vocabulary_is_not_a_false_alarm(demo_pair_for_audit):
+    """T = 2 on the demo pair's 8,192 tokens: most runs write a token no other run wrote. The
+    verifier alone follows its law by definition, so the audit must not flag it (it did while
+    its cells were the tokens the runs wrote: every run then fell outside "the rest")."""
+    a = audit(demo_pair_for_audit, "Who is Buzz Aldrin?",
+              Settings(method="verifier", temperature=2.0, max_new_tokens=4),
+              positions=2, samples=150)  # fmt: skip
+    assert a.consistent, [(c.position, c.p_value, c.tv, c.tv_null) for c in a.positions]
+    assert a.positions[0].dof >= 1
+
+
+@pytest.fixture(scope="module")
+def demo_pair_for_audit():
+    from speccascade.models.presets import load_preset
+
+    return load_preset("demo")

@@ -315,7 +315,7 @@ def test_the_rule_zoo_and_the_audit(url, browser):
 
     page.get_by_role("tab", name="Inspect").click()
     page.locator("#more").click()
-    for elem, value in (("#temperature", "1"), ("#audit-seconds", "10")):
+    for elem, value in (("#temperature", "2"), ("#audit-seconds", "10")):
         box = page.locator(f"{elem} input[type=number]")
         box.fill(value)
         box.press("Enter")

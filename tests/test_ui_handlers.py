@@ -573,7 +573,9 @@ def test_the_audit_view_checks_the_current_settings(app):
 
     ctx, page = app
     v = page
-    settings = settings_of("speculative", None, None, 4, 1.0, 8, 0)
+    # T = 2: the retrained verifier is all but sure of Buzz Aldrin's first tokens at T = 1
+    # (one outcome per position: "Nothing to test"), a flatter law gives the test something
+    settings = settings_of("speculative", None, None, 4, 2.0, 8, 0)
     out = audit_view(ctx, page, "Who is Buzz Aldrin?", MODELS, settings, 2, 10, "en")
     assert out[v.audit_note].startswith("Consistent with the promised law (the verifier's law p)")
     frame = out[v.audit_table]["value"]

@@ -283,19 +283,39 @@ def _check(
             rows[g, col[t]] = law.seen[t]
         rows[g, -1] = max(0.0, 1.0 - float(rows[g, :-1].sum()))
     index = torch.tensor([slot[o[:j]] for o in outputs])
-    token_col = torch.tensor([col[t] for t in tokens])
     counts = torch.tensor([groups[key] for key in keys], dtype=torch.float64)
-    expected = counts @ rows
-    observed = torch.bincount(token_col, minlength=rows.shape[1]).double()
+    # The test's cells are each law's own ranks (its first choice, its second, ... its TOP-th,
+    # then the rest), fixed before any run: a token its law does not rank falls in the rest
+    # on both sides. (Cells made of the tokens the runs wrote never see a run in the rest, so
+    # a flat law, T = 2 on an 8,192-token vocabulary, made the verifier alone look broken.)
+    width = max(len(laws[key].ids) for key in keys)
+    ranked = torch.zeros(len(keys), width + 1, dtype=torch.float64)
+    ranks = {}
+    for g, key in enumerate(keys):
+        law = laws[key]
+        ranked[g, : len(law.ids)] = law.probs
+        ranked[g, -1] = max(0.0, 1.0 - float(law.probs.sum()))
+        ranks[key] = {int(t): r for r, t in enumerate(law.ids.tolist())}
+    rank_col = torch.tensor([ranks[o[:j]].get(int(o[j]), width) for o in outputs])
+    expected = counts @ ranked
+    observed = torch.bincount(rank_col, minlength=width + 1).double()
     impossible = sum(laws[o[:j]].seen[o[j]] <= 0 for o in outputs)
     tv = float((observed - expected).abs().sum() / (2 * n))
     chi2, dof = _pearson(observed, expected)
     p_value = float(torch.special.gammaincc(torch.tensor(dof / 2.0), torch.tensor(chi2 / 2.0)))
     gen = torch.Generator().manual_seed(seed)
-    low, high = _bootstrap(token_col, index, rows, gen)
-    null = _null_quantile(index, rows, expected, gen)
-    top = torch.topk((observed + expected)[:-1], min(shown, len(columns))).indices.tolist()
-    cells = [Cell(columns[c], float(observed[c] / n), float(expected[c] / n)) for c in top]
+    low, high = _bootstrap(rank_col, index, ranked, gen)
+    null = _null_quantile(index, ranked, expected, gen)
+    # what the view lists: the tokens written most, with their mean promised probability
+    token_observed = torch.bincount(
+        torch.tensor([col[t] for t in tokens]), minlength=len(columns) + 1
+    )
+    token_expected = counts @ rows
+    both = (token_observed.double() + token_expected)[:-1]
+    top = torch.topk(both, min(shown, len(columns))).indices.tolist()
+    cells = [
+        Cell(columns[c], float(token_observed[c] / n), float(token_expected[c] / n)) for c in top
+    ]
     return PositionCheck(
         j + 1, n, tv, low, high, null, chi2, dof, p_value if dof > 0 else 1.0, impossible, cells
     )

@@ -188,6 +188,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "differs at the {level:.0%} level.",
         "与承诺的分布（{law}）一致：{n} 次运行中，前 {k} 个位置在 {level:.0%} 的水平上都没有差异。",
     ),
+    "fig.audit.one_outcome": (
+        "Nothing to test ({law}): in {n} runs, each of the first {k} positions had one likely "
+        "token and every run wrote it. Raise the temperature or ask a question the models are "
+        "less sure of.",
+        "无可检验（{law}）：{n} 次运行中，前 {k} 个位置各只有一个可能的词元，每次运行都写出了它。"
+        "请调高温度，或换一个模型不那么确定的问题。",
+    ),
     "fig.audit.differs": (
         "Differs from the promised law ({law}) at position {position}: p = {p}; the gap is "
         "{tv}, where sampling noise alone gives up to {null}.",

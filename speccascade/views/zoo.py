@@ -160,9 +160,12 @@ def audit_verdict(a: Audit, lang: str = "en") -> str:
     law = t(f"fig.audit.law.{a.law}", lang)
     worst = a.worst
     if worst is None:
+        # one outcome at every position (greedy, or a model all but certain): nothing to test
+        one = all(c.dof == 0 for c in a.positions)
         return t(
-            "fig.audit.consistent", lang, law=law, n=a.samples, k=len(a.positions), level=a.level
-        )
+            "fig.audit.one_outcome" if one else "fig.audit.consistent",
+            lang, law=law, n=a.samples, k=len(a.positions), level=a.level,
+        )  # fmt: skip
     if worst.impossible:
         return t(
             "fig.audit.impossible", lang, law=law, position=worst.position, count=worst.impossible
