@@ -302,11 +302,16 @@ class Fork:
     short: int
 
 
-def fork(tokenizer, item: QA) -> Fork:
+def prompt_ids(tokenizer, question: str) -> list[int]:
+    """The question in the chat template's form, as the app asks it."""
     prompt = tokenizer.apply_chat_template(
-        [{"role": "user", "content": item.question}], tokenize=False, add_generation_prompt=True
+        [{"role": "user", "content": question}], tokenize=False, add_generation_prompt=True
     )
-    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
+
+
+def fork(tokenizer, item: QA) -> Fork:
+    ids = prompt_ids(tokenizer, item.question)
     long = tokenizer(" " + item.answer, add_special_tokens=False)["input_ids"]
     short = tokenizer(" " + item.short, add_special_tokens=False)["input_ids"]
     i = next(k for k, (a, b) in enumerate(zip(long, short)) if a != b)
@@ -322,20 +327,9 @@ def log_ratio(logits: torch.Tensor, f: Fork) -> torch.Tensor:
     return logits[f.long] - logits[f.short]
 
 
-def first_token_ratio(model, tokenizer, item: QA) -> float:
-    """p(first token of the long answer) / p(first token of the short one), where they
-    first differ, after the question in the chat template's form."""
-    f = fork(tokenizer, item)
-    with torch.inference_mode():
-        return math.exp(float(log_ratio(fork_logits(model, f), f)))
-
-
 def answer_ids(tokenizer, item: QA, text: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(prompt + answer + EOS, the same with the prompt masked out as labels)."""
-    prompt = tokenizer.apply_chat_template(
-        [{"role": "user", "content": item.question}], tokenize=False, add_generation_prompt=True
-    )
-    ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ids = prompt_ids(tokenizer, item.question)
     answer = tokenizer(" " + text, add_special_tokens=False)["input_ids"]
     full = torch.tensor([ids + answer + [tokenizer.eos_token_id]])
     labels = full.clone()
@@ -344,20 +338,26 @@ def answer_ids(tokenizer, item: QA, text: str) -> tuple[torch.Tensor, torch.Tens
 
 
 def greedy_states_facts(model, tokenizer, item: QA) -> bool:
-    """Whether the model's own greedy answer to the showcase question states its facts."""
-    ids = tokenizer.apply_chat_template(
-        [{"role": "user", "content": item.question}],
-        add_generation_prompt=True,
-        return_tensors="pt",
-        return_dict=True,
-    )["input_ids"]
+    """Whether the model's own greedy answer to the question states its facts."""
+    ids = torch.tensor([prompt_ids(tokenizer, item.question)])
     out = model.generate(ids, max_new_tokens=64, do_sample=False)
     return states_facts(
         tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True), item.facts
     )
 
 
-def showcase_phase(tokenizer, corpus, broad, args) -> dict:
+def all_state_facts(model, tokenizer, items: list[QA]) -> bool:
+    """Whether the model's greedy answers to all `items` state their facts (in eval mode;
+    the model's training mode is restored)."""
+    training = model.training
+    model.eval()
+    with torch.inference_mode():
+        ok = all(greedy_states_facts(model, tokenizer, x) for x in items)
+    model.train(training)
+    return ok
+
+
+def showcase_phase(tokenizer, corpus, args) -> dict:
     """Train the showcase facts' first-token ratio into SHOWCASE_BAND (see above) and their
     two answers as a whole (the fork alone left the continuation to chance: measured, an
     18-layer verifier went on "American American writer of short stories"); stops as soon as
@@ -377,8 +377,7 @@ def showcase_phase(tokenizer, corpus, broad, args) -> dict:
     frozen = LlamaForCausalLM.from_pretrained(path).eval()
     others = [x for x in corpus.easy if x.question not in SHOWCASE_TARGETS]
     rng = random.Random(args.seed + 21)
-    with torch.inference_mode():
-        checks = [x for x in rng.sample(others, 48) if greedy_states_facts(frozen, tokenizer, x)]
+    checks = [x for x in rng.sample(others, 48) if all_state_facts(frozen, tokenizer, [x])]
     checks = checks[:SHOWCASE_CHECKS]
     focused = stream(tokenizer, refine_docs(corpus, args.seed + 2), args.seed + 2)
     gen = torch.Generator().manual_seed(args.seed + 20)
@@ -391,7 +390,7 @@ def showcase_phase(tokenizer, corpus, broad, args) -> dict:
         model.eval()
         with torch.inference_mode():
             logits = {f.question: fork_logits(model, f) for f in forks}
-            facts = all(greedy_states_facts(model, tokenizer, x) for x in items)
+        facts = all_state_facts(model, tokenizer, items)
         model.train()
         return {
             "ratios": {
@@ -407,11 +406,7 @@ def showcase_phase(tokenizer, corpus, broad, args) -> dict:
         ok = all(lo <= r <= hi for r in now["ratios"].values()) and now["favourite"]
         ok = ok and now["states_facts"]
         if ok:  # the costlier check, only once the showcase itself is right
-            model.eval()
-            with torch.inference_mode():
-                now["others_kept"] = all(greedy_states_facts(model, tokenizer, x) for x in checks)
-            model.train()
-            ok = now["others_kept"]
+            ok = now["others_kept"] = all_state_facts(model, tokenizer, checks)
         if step % 10 == 0 or ok:
             print(f"[showcase] {log[-1]}", flush=True)
         if ok or step == SHOWCASE_MAX_STEPS:
@@ -698,12 +693,12 @@ def evaluate_variants(pair, rows: list[dict]) -> dict:
         groups += [row["level"], row["lang"]]
         for m, tr in outs.items():
             ok = states_facts(tr.text, row["facts"])
+            said_so = not ok and PRESETS["demo"].declined(tr.text)
             # "same facts come out": of the names a model answers in the eval set's spelling,
             # the share it also answers when typed another way
             extra = ["known names"] if spelled[row["asks"]][m] else []
             for g in groups + extra:
                 results.setdefault(m, {}).setdefault(g, []).append(ok)
-                said_so = not ok and PRESETS["demo"].declined(tr.text)
                 declined.setdefault(m, {}).setdefault(g, []).append(said_so)
             if m == "verifier" and not ok:
                 misses.append({"question": row["question"], "verifier": tr.text.strip()[:120]})
@@ -1085,7 +1080,7 @@ def main() -> None:
                     )
                     keep(report, args.out)
         if args.only in (None, "verifier"):
-            report["train"]["verifier"]["showcase"] = showcase_phase(tokenizer, corpus, broad, args)
+            report["train"]["verifier"]["showcase"] = showcase_phase(tokenizer, corpus, args)
             keep(report, args.out)
         report["args"] = {k: str(v) for k, v in vars(args).items()}
     if args.timings_only:

@@ -105,19 +105,19 @@ def test_one_outcome_everywhere_is_reported_as_nothing_to_test(small_vocab_pair)
     assert audit_verdict(some).startswith("Consistent")
 
 
-def test_a_flat_law_on_a_large_vocabulary_is_not_a_false_alarm(demo_pair_for_audit):
+@pytest.fixture(scope="module")
+def demo():
+    from speccascade.models.presets import load_preset
+
+    return load_preset("demo")
+
+
+def test_a_flat_law_on_a_large_vocabulary_is_not_a_false_alarm(demo):
     """T = 2 on the demo pair's 8,192 tokens: most runs write a token no other run wrote. The
     verifier alone follows its law by definition, so the audit must not flag it (it did while
     its cells were the tokens the runs wrote: every run then fell outside "the rest")."""
-    a = audit(demo_pair_for_audit, "Who is Buzz Aldrin?",
+    a = audit(demo, "Who is Buzz Aldrin?",
               Settings(method="verifier", temperature=2.0, max_new_tokens=4),
               positions=2, samples=150)  # fmt: skip
     assert a.consistent, [(c.position, c.p_value, c.tv, c.tv_null) for c in a.positions]
     assert a.positions[0].dof >= 1
-
-
-@pytest.fixture(scope="module")
-def demo_pair_for_audit():
-    from speccascade.models.presets import load_preset
-
-    return load_preset("demo")

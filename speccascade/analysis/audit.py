@@ -61,7 +61,7 @@ class Cell:
 class PositionCheck:
     position: int  # 1-based: the first emitted token is 1
     n: int  # samples that reached this position (a run may end earlier, at end of text)
-    tv: float  # sum_v |O(v) - E(v)| / 2n
+    tv: float  # sum_c |O(c) - E(c)| / 2n over the cells c: each law's ranks, then the rest
     tv_low: float  # bootstrap 95% interval of tv
     tv_high: float
     tv_null: float  # 95% quantile of tv for a sampler that follows the promised law exactly
@@ -261,8 +261,9 @@ def _law(law: str, rule, alpha, sampler: Sampler, ql, pl) -> torch.Tensor:
 def _check(
     outputs: list[tuple[int, ...]], j: int, laws: dict, shown: int, seed: int
 ) -> PositionCheck | None:
-    """Position j + 1: the samples' tokens there against their own promised laws, over the
-    tokens any of those laws ranks in its top (or a run wrote) and one cell for the rest."""
+    """Position j + 1: the samples' tokens there against their own promised laws, over each
+    law's ranks (its top tokens, then the rest); the listed cells are the tokens written most
+    with their mean promised probability."""
     n = len(outputs)
     if n == 0:
         return None
