@@ -67,6 +67,16 @@ class Plan:
     held_out: int = 40  # eval questions kept out of training, for the agreement measure
     general_per_template: int = 60  # general and instruction prompts per template
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
+    init: str = ""  # an earlier student this one continues ("" : a new one)
+
+    # The LlamaConfig name of each shape field, to read an earlier student's shape.
+    CONFIG_NAMES = {
+        "hidden": "hidden_size",
+        "layers": "num_hidden_layers",
+        "heads": "num_attention_heads",
+        "kv_heads": "num_key_value_heads",
+        "intermediate": "intermediate_size",
+    }
 
 
 WORDNET = Path("/usr/share/wordnet/data.noun")
@@ -204,15 +214,19 @@ def load_cache(path: Path, plan: Plan) -> dict:
     return {**empty, "answers": {tuple(r["prompt"]): r for r in every}, "minutes": old["minutes"]}
 
 
-def answers(teacher, tok, questions: list[str], plan: Plan, cache: dict) -> list[dict]:
+def answers(teacher, tok, questions: list[str], plan: Plan, cache: dict, save) -> list[dict]:
     """The teacher's answer to each question (in order), asking it only the ones the cache
-    does not have yet."""
+    does not have yet; `save` keeps the cache after every batch, so a stopped run resumes."""
     ids = [tuple(chat_ids(tok, q)) for q in questions]
     new = [q for q, i in zip(questions, ids) if i not in cache["answers"]]
     if new:
         print(f"  teacher: {len(new)} of {len(questions)} prompts are new", flush=True)
-        for row in teacher_answers(teacher, tok, new, plan):
-            cache["answers"][tuple(row["prompt"])] = row
+        for start in range(0, len(new), plan.batch_gen * 4):
+            t0 = time.monotonic()
+            for row in teacher_answers(teacher, tok, new[start : start + plan.batch_gen * 4], plan):
+                cache["answers"][tuple(row["prompt"])] = row
+            cache["minutes"] += (time.monotonic() - t0) / 60
+            save(cache)
     return [cache["answers"][i] for i in ids]
 
 
@@ -360,10 +374,13 @@ def main() -> None:
         help="the teacher's answers are cached here, by prompt, and reused",
     )
     ap.add_argument("--teacher-only", action="store_true", help="stop after the teacher")
+    ap.add_argument("--init", type=Path, help="continue training this earlier student")
+    ap.add_argument("--init-note", default="", help="what --init was, for the report")
+    ap.add_argument("--lr", type=float, default=Plan.lr)
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    plan = Plan(minutes=args.minutes, steps=args.steps)
+    plan = Plan(minutes=args.minutes, steps=args.steps, lr=args.lr, init=str(args.init or ""))
     torch.manual_seed(plan.seed)
     if args.teacher:
         teacher_dir = Path(args.teacher)
@@ -383,17 +400,24 @@ def main() -> None:
         train_q, held_eval, held_general = train_q[: args.limit], held_eval[:n], held_general[:n]
     held_q = {"eval": held_eval, "general": held_general}
     cache = load_cache(args.data, plan)
-    t0 = time.monotonic()
-    rows = answers(teacher, tok, train_q, plan, cache)
-    held = {name: answers(teacher, tok, qs, plan, cache) for name, qs in held_q.items()}
-    teacher_minutes = cache["minutes"] + (time.monotonic() - t0) / 60
-    cache["minutes"] = teacher_minutes
     args.data.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(cache, args.data)
+
+    def save(c: dict) -> None:
+        torch.save(c, args.data)
+        print(f"  teacher: {len(c['answers'])} answers kept in {args.data}", flush=True)
+
+    rows = answers(teacher, tok, train_q, plan, cache, save)
+    held = {name: answers(teacher, tok, qs, plan, cache, save) for name, qs in held_q.items()}
+    teacher_minutes = cache["minutes"]
     if args.teacher_only:
         return
-    student = LlamaForCausalLM(student_config(teacher.config, plan))
-    init_embeddings(student, teacher)
+    if args.init:  # continue from an earlier student (same tokenizer; its own shape)
+        student = LlamaForCausalLM.from_pretrained(args.init, dtype=torch.float32)
+        for key in ("hidden", "layers", "heads", "kv_heads", "intermediate"):
+            setattr(plan, key, getattr(student.config, Plan.CONFIG_NAMES[key]))
+    else:
+        student = LlamaForCausalLM(student_config(teacher.config, plan))
+        init_embeddings(student, teacher)
     t1 = time.monotonic()
     result = train(student, rows, held, plan)
     result |= {
@@ -406,6 +430,7 @@ def main() -> None:
         "student_minutes": round((time.monotonic() - t1) / 60, 1),
         "parameters": sum(p.numel() for p in student.parameters()),
         "torch": torch.__version__,
+        "init_note": args.init_note,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     student.generation_config = teacher.generation_config
@@ -418,6 +443,7 @@ def main() -> None:
 
 def report(r: dict) -> str:
     p, a, h = r["plan"], r["held_out_top1_agreement"], r["held_out_prompts"]
+    continued = f",\n  continuing the earlier student {r['init_note']}" if p["init"] else ""
     return f"""# The distilled SmolLM2 drafter
 
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
@@ -432,7 +458,7 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   KV), tied embeddings initialised from the teacher's principal directions;
   {r["parameters"]:,} parameters, stored in float16.
 * Training: soft top-k cross-entropy + {p["hard_weight"]} x next-token loss, AdamW lr
-  {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min.
+  {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min{continued}.
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at
   **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`.

@@ -10,7 +10,12 @@ from tiny import build_model, char_tokenizer
 
 from speccascade import generate, load_pair
 from speccascade.core.errors import ModelLoadError
-from speccascade.models.kernels import PACK_MIN_WEIGHTS, PackedLinear, pack_linears
+from speccascade.models.kernels import (
+    ONE_ROW_PACKED_MIN_WEIGHTS,
+    PACK_MIN_WEIGHTS,
+    PackedLinear,
+    pack_linears,
+)
 
 needs_onednn = pytest.mark.skipif(
     not torch.backends.mkldnn.is_available(), reason="this PyTorch has no oneDNN"
@@ -75,3 +80,20 @@ def test_small_layers_and_other_dtypes_stay_as_they_are(wide_dirs, tiny_dirs):
 def test_unknown_kernels_is_a_clear_error(tiny_dirs):
     with pytest.raises(ModelLoadError, match="unknown kernels 'fast'"):
         load_pair(*tiny_dirs["llama"], kernels="fast")
+
+
+@needs_onednn
+def test_one_row_takes_pytorchs_kernel_on_small_layers_and_oneDNN_on_large_ones():
+    torch.manual_seed(0)
+    for out_features, plain_one_row in ((256, True), (ONE_ROW_PACKED_MIN_WEIGHTS // 128, False)):
+        linear = torch.nn.Linear(128, out_features, bias=False)
+        packed = PackedLinear(linear, torch.ops.mkldnn._reorder_linear_weight(linear.weight, 8))
+        assert packed.one_row_plain is plain_one_row
+        with torch.inference_mode():
+            for shape in ((1, 1, 128), (1, 5, 128)):  # a one-token step, a verification
+                x = torch.randn(shape)
+                got, want = packed(x), linear(x)
+                assert got.shape == want.shape
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+                if shape[1] == 1 and plain_one_row:
+                    assert torch.equal(got, want)  # the very same kernel

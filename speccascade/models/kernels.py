@@ -1,5 +1,5 @@
 """How the CPU runs a model's linear layers: PyTorch's own kernels, or oneDNN-packed weights
-(PackedLinear) that make a verification of up to 8 tokens cost about one step."""
+(PackedLinear) that make a verification of up to 8 tokens cost about one packed step."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ PACK_ROWS = 8
 # Layers smaller than this stay as they are: their cost is the call, not the weights.
 PACK_MIN_WEIGHTS = 1 << 14
 
+# A single row through a packed layer smaller than this runs PyTorch's own kernel instead:
+# there oneDNN's call costs more than the product (SmolLM2's 576 x 576: 0.046 against
+# 0.024 ms; ~6 ms over a forward's 210 such layers), while a head this size (49,152 x 576)
+# runs one row faster packed (5.9 against 9.5 ms).
+ONE_ROW_PACKED_MIN_WEIGHTS = 1 << 22
+
 
 class PackedLinear(torch.nn.Module):
     """A linear layer whose weight oneDNN has reordered once for small row counts.
@@ -26,17 +32,25 @@ class PackedLinear(torch.nn.Module):
     Why: on CPU, PyTorch's default float32 product of a few rows with a large weight (MKL's
     small-M path) costs 1.5-2x the one-row product, so a speculative verification of 2-8
     tokens costs 1.4-1.7x a one-token step and eats the drafts' savings. oneDNN's packed
-    weights run 1 to 8 rows at near the cost of one (and one row faster than MKL). The
-    original `weight` stays a parameter (shared storage, tied embeddings keep working,
-    parameter counts stay right); the packed copy is an extra buffer."""
+    weights run 2 to 8 rows at near the cost of one packed row. One row through a small layer
+    takes PyTorch's kernel (ONE_ROW_PACKED_MIN_WEIGHTS), so a one-token step (the drafter's,
+    the verifier alone's) is never slower than with PyTorch's kernels. Neither route gives
+    bit-identical rows across row counts (MKL's one-row and several-row products round
+    differently, and so do oneDNN's for some shapes): greedy SD equals `generate()` to
+    float32 rounding, which the tests check on real prompts. The original `weight` stays a
+    parameter (shared storage, tied embeddings keep working, parameter counts stay right);
+    the packed copy is an extra buffer."""
 
     def __init__(self, linear: torch.nn.Linear, packed: torch.Tensor):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight, self.bias = linear.weight, linear.bias
         self.packed = packed
+        self.one_row_plain = linear.weight.numel() < ONE_ROW_PACKED_MIN_WEIGHTS
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.one_row_plain and x.numel() == self.in_features:
+            return torch.nn.functional.linear(x, self.weight, self.bias)
         rows = x.reshape(-1, self.in_features)
         y = torch.ops.mkldnn._linear_pointwise(rows, self.packed, self.bias, "none", [], "")
         return y.view(*x.shape[:-1], self.out_features)

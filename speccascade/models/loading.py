@@ -152,7 +152,8 @@ def load_pair(
     With neither given, loads the embedded demo pair. `device_map` is passed to the verifier's
     `from_pretrained` for models too big for one device. `kernels` (KERNELS): on CPU, "auto"
     and "packed" run the large linear layers on oneDNN-packed weights (PackedLinear: a
-    verification of up to 8 tokens then costs about one step), "packed" insisting on it;
+    verification of 2 to 8 tokens then costs little more than one packed row; one row
+    through a small layer keeps PyTorch's faster kernel), "packed" insisting on it;
     "default" keeps PyTorch's own.
     """
     if kernels not in KERNELS:
