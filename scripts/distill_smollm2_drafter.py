@@ -2,6 +2,8 @@
 
     python scripts/distill_smollm2_drafter.py                  # about an hour on 2 CPU cores
     python scripts/distill_smollm2_drafter.py --minutes 20     # a shorter student phase
+    python scripts/distill_smollm2_drafter.py --init assets/models/smollm2-drafter \
+        --lr 1e-3 --minutes 40                                 # continue the shipped student
 
 1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
    "Who is / What is" questions about the famous names of the demo corpus, (where Debian's
@@ -85,12 +87,9 @@ WORDNET = Path("/usr/share/wordnet/data.noun")
 WORDNET_MIX = {"person": 1800, "location": 900, "instance": 300, "common": 300}
 
 
-def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
+def wordnet_kinds(path: Path = WORDNET) -> dict[str, list[str]]:
     """Questions about WordNet's named people, places, other named things and common nouns
-    (instance synsets by lexicographer file: 18 people, 15 places); [] without WordNet."""
-    if not path.exists():
-        print(f"  no WordNet at {path} (apt install wordnet-base): skipping its questions")
-        return []
+    (instance synsets by lexicographer file: 18 people, 15 places), by kind."""
     kinds: dict[str, list[str]] = {k: [] for k in WORDNET_MIX}
     for line in path.read_text(encoding="latin-1").splitlines():
         if line.startswith(" "):
@@ -108,8 +107,27 @@ def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
         elif words[0].isalpha() and words[0].islower():
             article = "an" if words[0][0] in "aeiou" else "a"
             kinds["common"].append(f"What is {article} {words[0]}?")
-    rng = random.Random(seed)
+    return kinds
+
+
+def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
+    """WORDNET_MIX's sample of wordnet_kinds; [] without WordNet."""
+    if not path.exists():
+        print(f"  no WordNet at {path} (apt install wordnet-base): skipping its questions")
+        return []
+    kinds, rng = wordnet_kinds(path), random.Random(seed)
     return [q for kind, count in WORDNET_MIX.items() for q in rng.sample(kinds[kind], count)]
+
+
+def unseen_people(pool: list[str], n: int = 48, seed: int = 1, path: Path = WORDNET) -> list[str]:
+    """ "Who is X?" about WordNet people no training prompt asked about: a held-out set that
+    stays clean when a run continues an earlier student (whose eval split may differ)."""
+    if not path.exists():
+        return []
+    asked = set(pool)
+    people = [q for q in wordnet_kinds(path)["person"] if q not in asked]
+    random.Random(seed).shuffle(people)
+    return people[:n]
 
 
 def general_held_out() -> tuple[list[str], set[str]]:
@@ -398,7 +416,11 @@ def main() -> None:
     if args.limit:
         n = max(4, args.limit // 10)
         train_q, held_eval, held_general = train_q[: args.limit], held_eval[:n], held_general[:n]
-    held_q = {"eval": held_eval, "general": held_general}
+    held_q = {
+        "eval": held_eval,
+        "general": held_general,
+        "people": unseen_people(train_q + held_eval + held_general),
+    }
     cache = load_cache(args.data, plan)
     args.data.parent.mkdir(parents=True, exist_ok=True)
 
@@ -444,6 +466,12 @@ def main() -> None:
 def report(r: dict) -> str:
     p, a, h = r["plan"], r["held_out_top1_agreement"], r["held_out_prompts"]
     continued = f",\n  continuing the earlier student {r['init_note']}" if p["init"] else ""
+    people = (
+        f", and at **{a['people']:.1%}** on {h['people']} questions about WordNet people no "
+        "prompt asked about"
+        if "people" in a
+        else ""
+    )
     return f"""# The distilled SmolLM2 drafter
 
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
@@ -461,8 +489,8 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min{continued}.
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at
-  **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`.
-"""
+  **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`{people}.
+{r.get("note", "")}"""
 
 
 if __name__ == "__main__":
