@@ -82,9 +82,9 @@ def main() -> None:
     print(out["verify_cost"], flush=True)
     pair = load_preset(PRESET, dtype="float32")
     out["machine"] = machine_info(pair)
-    plain = load_preset(PRESET, dtype="float32", kernels="default")
-    out["general_qa"] = general_qa(pair, gamma=4, plain=plain)
-    del plain
+    packed = load_preset(PRESET, dtype="float32", kernels="packed")
+    out["general_qa"] = general_qa(pair, gamma=4, packed=packed)
+    del packed
     if DISTILL.exists():
         out["distill"] = json.loads(DISTILL.read_text())["held_out_top1_agreement"]
     del pair
@@ -247,23 +247,24 @@ def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[fl
     return round(diffs[int(0.025 * draws)], 3), round(diffs[int(0.975 * draws) - 1], 3)
 
 
-PLAIN = "verifier, PyTorch kernels"
+PACKED = ", packed"  # the suffix of the runs on oneDNN-packed weights
 
 
-def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None) -> dict:
+def general_qa(pair, gamma: int, new_tokens: int = 32, packed=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
     by 8%): 50 general-knowledge questions none of the distillation prompts asked, greedy.
     Each method once per question, interleaved; times summed; each method's accuracy against
-    the verifier's with a paired bootstrap interval. `plain` (the pair loaded with PyTorch's
-    own kernels) runs the verifier alone too, so every speed-up is also given against the
-    faster of the two verifiers alone: the packed kernels' one-token step can be the slower."""
+    the verifier's with a paired bootstrap interval. `packed` (the pair on oneDNN-packed
+    weights) runs the verifier alone and SD with confidence windows too, side by side with
+    PyTorch's kernels; every speed-up is also given against the faster verifier alone."""
     items = load_evalset(GENERAL_QA)
     cfgs = general_configs(gamma, new_tokens)
     runs = {name: (pair, s) for name, s in cfgs.items()}
-    if plain is not None:
-        runs = {"verifier": runs.pop("verifier"), PLAIN: (plain, cfgs["verifier"]), **runs}
-        generate(plain, items[0].question, cfgs["verifier"])
+    if packed is not None:
+        for name in ("verifier", "SD confidence g=5"):
+            runs[name + PACKED] = (packed, cfgs[name])
+        generate(packed, items[0].question, cfgs["verifier"])
     generate(pair, items[0].question, cfgs["verifier"])  # warm-up
     walls = {k: 0.0 for k in runs}
     right = {k: [] for k in runs}
@@ -281,7 +282,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None) -> dict:
             calls[name].append(tr.summary.verifier_calls_per_token)
             kept[name].append(tr.summary.acceptance_rate or 0.0)
         print(f"qa: {item.question} {[sum(v) for v in right.values()]}", flush=True)
-    fastest = min(walls[k] for k in ("verifier", PLAIN) if k in walls)
+    fastest = min(walls[k] for k in ("verifier", "verifier" + PACKED) if k in walls)
     methods = {
         k: {
             "total_wall_s": round(walls[k], 2),
@@ -353,15 +354,15 @@ def markdown(out: dict) -> str:
 
 SmolLM2-135M-Instruct, one KV-cached forward over n new tokens (`project.measure_profile`, the
 engine's own forward and bookkeeping; median of {3} alternating measurements), with PyTorch's
-kernels (`SPECCASCADE_KERNELS=default`, before) and with what `auto` picks on CPU (after:
-oneDNN-packed weights, one row through a small layer on PyTorch's kernel):
+kernels (`auto`, `default`) and with oneDNN-packed weights (`SPECCASCADE_KERNELS=packed`; one
+row through a small layer on PyTorch's kernel):
 
-| n tokens | PyTorch's kernels, ms | vs 1 token | auto (packed), ms | vs 1 token |
+| n tokens | PyTorch's kernels, ms | vs 1 token | packed, ms | vs 1 token |
 |---|---|---|---|---|
 {rows}
 
 The drafter's one-token step: {d["drafter_ms"]} ms with PyTorch's kernels, {p["drafter_ms"]} ms
-with auto.
+packed.
 """
     if "general_qa" in out:
         g = out["general_qa"]
@@ -373,7 +374,7 @@ with auto.
             f"{m['interval_vs_verifier'][1]:+.2f}] | {m.get('same_tokens_as_verifier', '')} |"
             for name, m in g["methods"].items()
         )
-        agree = out.get("distill", {})
+        agree = ", ".join(f"{k} {v:.1%}" for k, v in out.get("distill", {}).items())
         text += f"""
 ### General knowledge (float32, greedy)
 

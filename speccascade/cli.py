@@ -27,7 +27,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         "--kernels",
         default="auto",
         choices=["auto", "packed", "default"],
-        help="CPU linear layers: oneDNN-packed weights (auto, packed) or PyTorch's (default)",
+        help="CPU linear layers: PyTorch's (auto, default) or oneDNN-packed weights (packed)",
     )
 
 

@@ -150,11 +150,10 @@ def load_pair(
     """Load a drafter and a verifier (local folders or hub ids) that share a tokenizer.
 
     With neither given, loads the embedded demo pair. `device_map` is passed to the verifier's
-    `from_pretrained` for models too big for one device. `kernels` (KERNELS): on CPU, "auto"
-    and "packed" run the large linear layers on oneDNN-packed weights (PackedLinear: a
-    verification of 2 to 8 tokens then costs little more than one packed row; one row
-    through a small layer keeps PyTorch's faster kernel), "packed" insisting on it;
-    "default" keeps PyTorch's own.
+    `from_pretrained` for models too big for one device. `kernels` (KERNELS): "packed" runs
+    the large linear layers on oneDNN-packed weights (PackedLinear); "auto" and "default" keep
+    PyTorch's own, which ran SmolLM2's greedy SD 10% faster end to end on this project's
+    Intel CPU (BENCHMARKS.md, "The verification step"): measure before choosing "packed".
     """
     if kernels not in KERNELS:
         raise ModelLoadError(f"unknown kernels {kernels!r}; use {', '.join(KERNELS)}")
@@ -179,8 +178,8 @@ def load_pair(
     sizes = [len(v_tok)]
     for model in (d_model, v_model):
         sizes.append(model.get_output_embeddings().weight.shape[0])
-        if kernels != "default":
-            pack_linears(model, required=kernels == "packed")
+        if kernels == "packed":
+            pack_linears(model, required=True)
     contexts = [c for c in (_context_length(d_model), _context_length(v_model)) if c]
     return ModelPair(
         drafter=d_model,
