@@ -520,7 +520,7 @@ def test_honesty_check_measured_profile_predicts_wall_time(demo):
     reports = []
     for _ in range(3):
         report = honesty_check(
-            demo, repeats=3, min_seconds=0.2, profile_repeats=3, profile_seconds=0.1
+            demo, repeats=3, min_seconds=0.3, profile_repeats=5, profile_seconds=0.3
         )
         reports.append(report)
         if report.worst_error <= 0.15:
