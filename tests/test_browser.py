@@ -165,21 +165,37 @@ def test_desktop_story_tokens_and_compare(url, browser):
     page.close()
 
 
+def _streaming_long_run(browser, url):
+    """A page whose 256-token run at T = 2 is streaming tokens. Stop waits for them, so the
+    run is under way on the server (on a loaded machine a Stop sent right at "Running" could
+    reach it before the run had begun). One more page if none stream within a minute: after
+    the story test's runs a first run here sometimes streams nothing (seen 2 times in 4 runs
+    of this file, 2026-12-06; not yet explained), which this test is not about."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(2):
+        page = open_page(browser, url, DESKTOP)
+        page.locator("#more").click()
+        for elem, value in (("#max-new", "256"), ("#temperature", "2")):
+            box = page.locator(f"{elem} input[type=number]")
+            box.fill(value)
+            box.press("Enter")
+        page.locator("#prompt textarea").fill("Who is Michael Collins?")
+        page.locator("#run").click()
+        wait_text(page, "#status", "Running")
+        try:
+            page.wait_for_function(
+                "document.querySelectorAll('#tokens .sc-tok').length > 0", timeout=60_000
+            )
+            return page
+        except PlaywrightTimeout:
+            page.close()
+            if attempt:
+                raise
+
+
 def test_stop_leaves_every_panel_on_the_partial_run(url, browser):
-    page = open_page(browser, url, DESKTOP)
-    page.locator("#more").click()
-    for elem, value in (("#max-new", "256"), ("#temperature", "2")):
-        box = page.locator(f"{elem} input[type=number]")
-        box.fill(value)
-        box.press("Enter")
-    page.locator("#prompt textarea").fill("Who is Michael Collins?")
-    page.locator("#run").click()
-    wait_text(page, "#status", "Running")
-    # Stop once tokens are streaming, so the run is under way on the server (on a loaded
-    # machine a Stop sent right at "Running" could reach it before the run had begun)
-    page.wait_for_function(
-        "document.querySelectorAll('#tokens .sc-tok').length > 0", timeout=90_000
-    )
+    page = _streaming_long_run(browser, url)
     page.locator("#stop").click()
     wait_text(page, "#status", "Stopped after")
     status = page.locator("#status").inner_text()
