@@ -435,8 +435,8 @@ def main() -> None:
         return
     if args.init:  # continue from an earlier student (same tokenizer; its own shape)
         student = LlamaForCausalLM.from_pretrained(args.init, dtype=torch.float32)
-        for key in ("hidden", "layers", "heads", "kv_heads", "intermediate"):
-            setattr(plan, key, getattr(student.config, Plan.CONFIG_NAMES[key]))
+        for key, name in Plan.CONFIG_NAMES.items():
+            setattr(plan, key, getattr(student.config, name))
     else:
         student = LlamaForCausalLM(student_config(teacher.config, plan))
         init_embeddings(student, teacher)
