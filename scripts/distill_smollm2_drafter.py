@@ -67,7 +67,7 @@ class Plan:
     minutes: float = 32.0  # student training budget in minutes, when `steps` is 0
     steps: int = 0  # student training budget in steps (independent of machine load)
     held_out: int = 40  # eval questions kept out of training, for the agreement measure
-    general_per_template: int = 60  # general and instruction prompts per template
+    general_per_template: int = 250  # general and instruction prompts per template (at most)
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
     init: str = ""  # an earlier student this one continues ("" : a new one)
 
@@ -120,12 +120,13 @@ def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
 
 
 def unseen_people(pool: list[str], n: int = 48, seed: int = 1, path: Path = WORDNET) -> list[str]:
-    """ "Who is X?" about WordNet people no training prompt asked about: a held-out set that
-    stays clean when a run continues an earlier student (whose eval split may differ)."""
+    """ "Who is X?" about WordNet people no training prompt names ("When was X born?" counts):
+    a held-out set that stays clean when a run continues an earlier student (whose eval split
+    may differ)."""
     if not path.exists():
         return []
-    asked = set(pool)
-    people = [q for q in wordnet_kinds(path)["person"] if q not in asked]
+    text = "\n".join(pool)
+    people = [q for q in wordnet_kinds(path)["person"] if q[len("Who is ") : -1] not in text]
     random.Random(seed).shuffle(people)
     return people[:n]
 
@@ -137,7 +138,9 @@ def general_held_out() -> tuple[list[str], set[str]]:
     return questions, terms
 
 
-def prompts(seed: int) -> tuple[list[str], list[str], list[str]]:
+def prompts(
+    seed: int, per_template: int = Plan.general_per_template
+) -> tuple[list[str], list[str], list[str]]:
     """(training prompts, held-out eval questions, held-out general questions): eval
     questions, facts, famous-name, WordNet and general/instruction prompts; both held-out sets
     are kept out of every source."""
@@ -148,9 +151,7 @@ def prompts(seed: int) -> tuple[list[str], list[str], list[str]]:
     general, general_terms = general_held_out()
     general_pool = [
         p.text
-        for p in generate_prompts(
-            seed, Plan.general_per_template, set(general) | set(held), general_terms
-        )
+        for p in generate_prompts(seed, per_template, set(general) | set(held), general_terms)
     ]
     facts = [
         json.loads(line)["question"]
@@ -395,10 +396,22 @@ def main() -> None:
     ap.add_argument("--init", type=Path, help="continue training this earlier student")
     ap.add_argument("--init-note", default="", help="what --init was, for the report")
     ap.add_argument("--lr", type=float, default=Plan.lr)
+    ap.add_argument(
+        "--general-per-template",
+        type=int,
+        default=Plan.general_per_template,
+        help="general and instruction prompts per template (the teacher answers new ones)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    plan = Plan(minutes=args.minutes, steps=args.steps, lr=args.lr, init=str(args.init or ""))
+    plan = Plan(
+        minutes=args.minutes,
+        steps=args.steps,
+        lr=args.lr,
+        init=str(args.init or ""),
+        general_per_template=args.general_per_template,
+    )
     torch.manual_seed(plan.seed)
     if args.teacher:
         teacher_dir = Path(args.teacher)
@@ -411,7 +424,7 @@ def main() -> None:
         teacher_dir = converted(gguf)
     tok = AutoTokenizer.from_pretrained(teacher_dir)
     teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype=torch.float32).eval()
-    train_q, held_eval, held_general = prompts(plan.seed)
+    train_q, held_eval, held_general = prompts(plan.seed, plan.general_per_template)
     train_q = train_q[: args.prompts or None]
     if args.limit:
         n = max(4, args.limit // 10)
@@ -437,11 +450,15 @@ def main() -> None:
         student = LlamaForCausalLM.from_pretrained(args.init, dtype=torch.float32)
         for key, name in Plan.CONFIG_NAMES.items():
             setattr(plan, key, getattr(student.config, name))
+        before = {name: agreement(student, r, plan) for name, r in held.items()}
+        print(f"  the earlier student on the held-out sets: {before}", flush=True)
     else:
         student = LlamaForCausalLM(student_config(teacher.config, plan))
         init_embeddings(student, teacher)
     t1 = time.monotonic()
     result = train(student, rows, held, plan)
+    if args.init:
+        result["init_held_out_top1_agreement"] = before
     result |= {
         "teacher": str(teacher_dir),
         "plan": asdict(plan),
