@@ -161,10 +161,15 @@ def prompts(
     famous = [f"{'Who' if kind == 'person' else 'What'} is {name}?" for kind, name in load_famous()]
     seen = set(held) | set(general)
     held_names = {q.split(" is ", 1)[-1].rstrip("?") for q in held}
+    # WordNet names some capitals "capital of Spain": "What is capital of Spain?" would ask a
+    # general_qa question in other words
+    held_capitals = tuple(f"capital of {term}" for term in general_terms)
     pool = [
         q
         for q in train + facts + famous + wordnet_questions(seed) + general_pool
-        if not (q in seen or seen.add(q)) and q.split(" is ", 1)[-1].rstrip("?") not in held_names
+        if not (q in seen or seen.add(q))
+        and q.split(" is ", 1)[-1].rstrip("?") not in held_names
+        and not any(c in q for c in held_capitals)
     ]
     rng.shuffle(pool)
     return pool, held, general

@@ -397,3 +397,25 @@ def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
     agreement = report["held_out_top1_agreement"]  # per held-out set: eval, general, people
     assert {"eval", "general"} <= set(agreement) and report["prompts"] > 0
     assert all(0 < a <= 1 for a in agreement.values())
+
+
+@pytest.mark.skipif(
+    not Path("/usr/share/wordnet/data.noun").exists(), reason="needs wordnet-base (Debian)"
+)
+def test_distillation_keeps_its_held_out_sets_out_of_training():
+    """The drafter's held-out agreement means something only if no training prompt asks a
+    held-out question, names a general_qa country, or names a held-out WordNet person."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from distill_smollm2_drafter import general_held_out, prompts, unseen_people
+
+    train, held_eval, held_general = prompts(0, per_template=40)
+    text = "\n".join(train)
+    assert len(held_eval) == 40 and len(held_general) == 50 and len(train) > 1000
+    assert not set(train) & (set(held_eval) | set(held_general))
+    _, countries = general_held_out()
+    assert countries and not [c for c in countries if f"capital of {c}?" in text]
+    people = unseen_people(train + held_eval + held_general)
+    assert len(people) == 48
+    assert not [p for p in people if p[len("Who is ") : -1] in text]
