@@ -490,8 +490,16 @@ def report(r: dict) -> str:
     continued = f",\n  continuing the earlier student {r['init_note']}" if p["init"] else ""
     people = (
         f", and at **{a['people']:.1%}** on {h['people']} questions about WordNet people no "
-        "prompt asked about"
+        "training prompt names"
         if "people" in a
+        else ""
+    )
+    b = r.get("init_held_out_top1_agreement")
+    before = (
+        "\n* The earlier student it continues, on the same held-out sets: "
+        + ", ".join(f"{name} {v:.1%}" for name, v in b.items())
+        + "."
+        if b
         else ""
     )
     return f"""# The distilled SmolLM2 drafter
@@ -511,7 +519,7 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min{continued}.
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at
-  **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`{people}.
+  **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`{people}.{before}
 {r.get("note", "")}"""
 
 
