@@ -119,6 +119,11 @@ def wordnet_questions(seed: int, path: Path = WORDNET) -> list[str]:
     return [q for kind, count in WORDNET_MIX.items() for q in rng.sample(kinds[kind], count)]
 
 
+def named(question: str) -> str:
+    """What a "Who is X?" / "What is X?" question asks about: X."""
+    return question.split(" is ", 1)[-1].rstrip("?")
+
+
 def unseen_people(pool: list[str], n: int = 48, seed: int = 1, path: Path = WORDNET) -> list[str]:
     """ "Who is X?" about WordNet people no training prompt names ("When was X born?" counts):
     a held-out set that stays clean when a run continues an earlier student (whose eval split
@@ -126,7 +131,7 @@ def unseen_people(pool: list[str], n: int = 48, seed: int = 1, path: Path = WORD
     if not path.exists():
         return []
     text = "\n".join(pool)
-    people = [q for q in wordnet_kinds(path)["person"] if q[len("Who is ") : -1] not in text]
+    people = [q for q in wordnet_kinds(path)["person"] if named(q) not in text]
     random.Random(seed).shuffle(people)
     return people[:n]
 
@@ -160,7 +165,7 @@ def prompts(
     ]
     famous = [f"{'Who' if kind == 'person' else 'What'} is {name}?" for kind, name in load_famous()]
     seen = set(held) | set(general)
-    held_names = {q.split(" is ", 1)[-1].rstrip("?") for q in held}
+    held_names = {named(q) for q in held}
     # WordNet names some capitals "capital of Spain": "What is capital of Spain?" would ask a
     # general_qa question in other words
     held_capitals = tuple(f"capital of {term}" for term in general_terms)
@@ -168,7 +173,7 @@ def prompts(
         q
         for q in train + facts + famous + wordnet_questions(seed) + general_pool
         if not (q in seen or seen.add(q))
-        and q.split(" is ", 1)[-1].rstrip("?") not in held_names
+        and named(q) not in held_names
         and not any(c in q for c in held_capitals)
     ]
     rng.shuffle(pool)

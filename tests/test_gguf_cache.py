@@ -408,7 +408,7 @@ def test_distillation_keeps_its_held_out_sets_out_of_training():
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from distill_smollm2_drafter import general_held_out, prompts, unseen_people
+    from distill_smollm2_drafter import general_held_out, named, prompts, unseen_people
 
     train, held_eval, held_general = prompts(0, per_template=40)
     text = "\n".join(train)
@@ -418,4 +418,4 @@ def test_distillation_keeps_its_held_out_sets_out_of_training():
     assert countries and not [c for c in countries if f"capital of {c}?" in text]
     people = unseen_people(train + held_eval + held_general)
     assert len(people) == 48
-    assert not [p for p in people if p[len("Who is ") : -1] in text]
+    assert not [p for p in people if named(p) in text]
