@@ -66,7 +66,7 @@ class ServeConfig:
     | SPECCASCADE_DEVICE | auto | auto, cpu, cuda |
     | SPECCASCADE_DTYPE | auto | auto (float32 on CPU, bfloat16 on CUDA), float32, bfloat16, float16 |
     | SPECCASCADE_TORCH_THREADS | 0 | CPU threads per forward; 0 = cores / concurrency |
-    | SPECCASCADE_KERNELS | auto | auto or default (PyTorch's kernels), packed (oneDNN-packed linear layers on CPU; measure first) |
+    | SPECCASCADE_KERNELS | auto | auto (blocked weights for CPU float32 models larger than the caches, PyTorch's kernels elsewhere), blocked, packed (oneDNN), default (PyTorch's) |
     """
 
     allow_custom_models: bool = False

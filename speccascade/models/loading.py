@@ -18,7 +18,7 @@ from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 from speccascade.core.errors import ModelLoadError, TokenizerMismatchError
 from speccascade.core.pair import ModelPair
 from speccascade.models.assets import DEMO_DRAFTER, DEMO_VERIFIER
-from speccascade.models.kernels import KERNELS, pack_linears
+from speccascade.models.kernels import KERNELS, set_kernels
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -150,10 +150,12 @@ def load_pair(
     """Load a drafter and a verifier (local folders or hub ids) that share a tokenizer.
 
     With neither given, loads the embedded demo pair. `device_map` is passed to the verifier's
-    `from_pretrained` for models too big for one device. `kernels` (KERNELS): "packed" runs
-    the large linear layers on oneDNN-packed weights (PackedLinear); "auto" and "default" keep
-    PyTorch's own, which ran SmolLM2's greedy SD 10% faster end to end on this project's
-    Intel CPU (BENCHMARKS.md, "The verification step"): measure before choosing "packed".
+    `from_pretrained` for models too big for one device. `kernels` (KERNELS): "auto" runs the
+    linear layers of a CPU float32 model too large for the caches (SmolLM2-135M, not the demo
+    pair) on blocked weights (BlockedLinear, a C kernel compiled on first use; PyTorch's own
+    where it cannot build), so that a verification of 2-8 tokens costs about one step
+    (BENCHMARKS.md, "The verification step"); "blocked" asks for them on every large enough
+    layer, "packed" for oneDNN-packed weights, "default" for PyTorch's own.
     """
     if kernels not in KERNELS:
         raise ModelLoadError(f"unknown kernels {kernels!r}; use {', '.join(KERNELS)}")
@@ -178,8 +180,7 @@ def load_pair(
     sizes = [len(v_tok)]
     for model in (d_model, v_model):
         sizes.append(model.get_output_embeddings().weight.shape[0])
-        if kernels == "packed":
-            pack_linears(model, required=True)
+        set_kernels(model, kernels)
     contexts = [c for c in (_context_length(d_model), _context_length(v_model)) if c]
     return ModelPair(
         drafter=d_model,
