@@ -3,7 +3,8 @@
     python scripts/bench_smollm2.py            # about 40 minutes on 2 quiet CPU cores
 
 Writes docs/bench/smollm2.json and prints the BENCHMARKS.md section: the verification cost
-with PyTorch's default CPU kernels and with oneDNN-packed weights (models.PackedLinear), the
+with PyTorch's default CPU kernels, oneDNN-packed weights (models.PackedLinear) and blocked
+weights (models.BlockedLinear, what `auto` runs for this pair), the
 general-knowledge set (`general_qa.jsonl`, held out of distillation) and the eval questions
 the distillation held out. Every method runs each question once, interleaved (so drift hits
 all alike); times are summed over questions.
@@ -40,6 +41,7 @@ NEW = 48  # tokens per answer
 GREEDY = Settings(method="speculative", rule=None, temperature=0.0, max_new_tokens=NEW)
 ALPHAS = (0.3, 0.5, 0.7)
 MAX_ACCURACY_LOSS = 0.02  # the issue's bound for "the best cascade"
+VERIFY_KERNELS = ("default", "packed", "blocked")  # models.kernels.KERNELS compared
 
 
 def configs(gamma: int, conf_gamma: int) -> dict[str, Settings]:
@@ -82,9 +84,9 @@ def main() -> None:
     print(out["verify_cost"], flush=True)
     pair = load_preset(PRESET, dtype="float32")
     out["machine"] = machine_info(pair)
-    packed = load_preset(PRESET, dtype="float32", kernels="packed")
-    out["general_qa"] = general_qa(pair, gamma=4, packed=packed)
-    del packed
+    plain = load_preset(PRESET, dtype="float32", kernels="default")
+    out["general_qa"] = general_qa(pair, gamma=4, plain=plain)
+    del plain
     if DISTILL.exists():
         out["distill"] = json.loads(DISTILL.read_text())["held_out_top1_agreement"]
     del pair
@@ -188,14 +190,12 @@ def measure(pair, held: list[str], n_questions: int, gamma: int | None) -> dict:
 
 def verify_cost(prompt: str, repeats: int = 3) -> dict:
     """The verifier's KV-cached forward over n = 1..8 new tokens (the projector's measured
-    profile, float32), with PyTorch's default CPU kernels and with oneDNN-packed weights: the
-    two pairs alternate `repeats` times and each n keeps its median."""
+    profile, float32), with PyTorch's default CPU kernels, oneDNN-packed weights and blocked
+    weights: the pairs alternate `repeats` times and each n keeps its median."""
     drafter, verifier = get_preset(PRESET).model_ids()
     from speccascade.models.loading import load_pair
 
-    pairs = {
-        k: load_pair(drafter, verifier, dtype="float32", kernels=k) for k in ("default", "packed")
-    }
+    pairs = {k: load_pair(drafter, verifier, dtype="float32", kernels=k) for k in VERIFY_KERNELS}
     ms: dict[str, dict[int, list[float]]] = {k: {n: [] for n in range(1, 9)} for k in pairs}
     draft: dict[str, list[float]] = {k: [] for k in pairs}
     for _ in range(repeats):
@@ -247,24 +247,25 @@ def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[fl
     return round(diffs[int(0.025 * draws)], 3), round(diffs[int(0.975 * draws) - 1], 3)
 
 
-PACKED = ", packed"  # the suffix of the runs on oneDNN-packed weights
+PLAIN = ", PyTorch's kernels"  # the suffix of the runs on PyTorch's own CPU kernels
 
 
-def general_qa(pair, gamma: int, new_tokens: int = 32, packed=None) -> dict:
+def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
     by 8%): 50 general-knowledge questions none of the distillation prompts asked, greedy.
     Each method once per question, interleaved; times summed; each method's accuracy against
-    the verifier's with a paired bootstrap interval. `packed` (the pair on oneDNN-packed
-    weights) runs the verifier alone and SD with confidence windows too, side by side with
-    PyTorch's kernels; every speed-up is also given against the faster verifier alone."""
+    the verifier's with a paired bootstrap interval. `pair` runs on `auto` kernels (blocked
+    weights for the verifier); `plain` (the pair on PyTorch's own kernels, the runs before
+    blocked weights) runs the verifier alone and SD with confidence windows too, side by side;
+    every speed-up is also given against the faster verifier alone."""
     items = load_evalset(GENERAL_QA)
     cfgs = general_configs(gamma, new_tokens)
     runs = {name: (pair, s) for name, s in cfgs.items()}
-    if packed is not None:
+    if plain is not None:
         for name in ("verifier", "SD confidence g=5"):
-            runs[name + PACKED] = (packed, cfgs[name])
-        generate(packed, items[0].question, cfgs["verifier"])
+            runs[name + PLAIN] = (plain, cfgs[name])
+        generate(plain, items[0].question, cfgs["verifier"])
     generate(pair, items[0].question, cfgs["verifier"])  # warm-up
     walls = {k: 0.0 for k in runs}
     right = {k: [] for k in runs}
@@ -282,7 +283,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, packed=None) -> dict:
             calls[name].append(tr.summary.verifier_calls_per_token)
             kept[name].append(tr.summary.acceptance_rate or 0.0)
         print(f"qa: {item.question} {[sum(v) for v in right.values()]}", flush=True)
-    fastest = min(walls[k] for k in ("verifier", "verifier" + PACKED) if k in walls)
+    fastest = min(walls[k] for k in ("verifier", "verifier" + PLAIN) if k in walls)
     methods = {
         k: {
             "total_wall_s": round(walls[k], 2),
@@ -344,25 +345,31 @@ def markdown(out: dict) -> str:
     text = ""
     if "verify_cost" in out:
         v = out["verify_cost"]
-        d, p = v["default"], v["packed"]
+        names = {"default": "PyTorch's", "packed": "oneDNN packed", "blocked": "blocked"}
+        kinds = [k for k in names if k in v]
+        head = " | ".join(f"{names[k]}, ms | vs 1 token" for k in kinds)
         rows = "\n".join(
-            f"| {n} | {d['verifier_ms'][n]} | {d['ratio_to_one'][n]:.2f}x | "
-            f"{p['verifier_ms'][n]} | {p['ratio_to_one'][n]:.2f}x |"
-            for n in d["verifier_ms"]
+            f"| {n} | "
+            + " | ".join(
+                f"{v[k]['verifier_ms'][n]} | {v[k]['ratio_to_one'][n]:.2f}x" for k in kinds
+            )
+            + " |"
+            for n in v["default"]["verifier_ms"]
         )
+        drafter = ", ".join(f"{names[k]} {v[k]['drafter_ms']} ms" for k in kinds)
         text += f"""### The verification step on this CPU (float32)
 
 SmolLM2-135M-Instruct, one KV-cached forward over n new tokens (`project.measure_profile`, the
-engine's own forward and bookkeeping; median of {3} alternating measurements), with PyTorch's
-kernels (`auto`, `default`) and with oneDNN-packed weights (`SPECCASCADE_KERNELS=packed`; one
-row through a small layer on PyTorch's kernel):
+engine's own forward and bookkeeping; median of 3 alternating measurements), with PyTorch's
+kernels (`SPECCASCADE_KERNELS=default`), oneDNN-packed weights (`packed`; one row through a
+small layer on PyTorch's kernel) and blocked weights with grouped-query attention left to SDPA
+(`blocked`, what `auto` runs for this verifier):
 
-| n tokens | PyTorch's kernels, ms | vs 1 token | packed, ms | vs 1 token |
-|---|---|---|---|---|
+| n tokens | {head} |
+|---|{"---|---|" * len(kinds)}
 {rows}
 
-The drafter's one-token step: {d["drafter_ms"]} ms with PyTorch's kernels, {p["drafter_ms"]} ms
-packed.
+The drafter's one-token step (it stays on PyTorch's kernels under `auto`): {drafter}.
 """
     if "general_qa" in out:
         g = out["general_qa"]
