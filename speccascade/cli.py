@@ -26,8 +26,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--kernels",
         default="auto",
-        choices=["auto", "packed", "default"],
-        help="CPU linear layers: PyTorch's (auto, default) or oneDNN-packed weights (packed)",
+        choices=["auto", "blocked", "packed", "default"],  # models.kernels.KERNELS (light import)
+        help="CPU linear layers: auto (blocked weights for float32 models larger than the "
+        "caches, PyTorch's elsewhere), blocked, packed (oneDNN), default (PyTorch's)",
     )
 
 

@@ -214,3 +214,14 @@ def test_grouped_query_attention_without_copies_is_bit_identical():
                 model(input_ids=ids[:, :-n], cache=cache, use_cache=True)
                 out.append(model(input_ids=ids[:, -n:], cache=cache, use_cache=True).logits)
             assert torch.equal(*out), n
+
+
+def test_the_cli_offers_every_kernel_choice():
+    import argparse
+
+    from speccascade.cli import _add_model_args
+
+    parser = argparse.ArgumentParser()
+    _add_model_args(parser)
+    action = next(a for a in parser._actions if a.dest == "kernels")
+    assert tuple(action.choices) == kernels.KERNELS
