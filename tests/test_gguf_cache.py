@@ -368,6 +368,7 @@ def test_real_smollm2_preset_is_exact_offline(monkeypatch):
     with the distilled drafter gives exactly the verifier's own greedy `generate()` tokens."""
     from speccascade.analysis.bench import hf_generate
     from speccascade.core.engine import Settings, generate
+    from speccascade.models.kernels import BlockedLinear, blocked_library
     from speccascade.models.presets import load_preset
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -377,6 +378,11 @@ def test_real_smollm2_preset_is_exact_offline(monkeypatch):
     text = pair.tokenizer.decode(ids)
     assert "<|im_start|>user\n" + question in text and text.rstrip().endswith("assistant")
     assert pair.drafter.get_input_embeddings().weight.shape[0] == len(pair.tokenizer)
+    # on CPU `auto` runs this verifier (not the small drafter) on blocked weights where the
+    # kernel builds: the exactness below is then theirs
+    blocked = sum(isinstance(m, BlockedLinear) for m in pair.verifier.modules())
+    assert blocked == (30 * 7 + 1 if blocked_library()[0] is not None else 0)
+    assert not any(isinstance(m, BlockedLinear) for m in pair.drafter.modules())
     settings = Settings(method="speculative", rule=None, temperature=0.0, max_new_tokens=24)
     ours = generate(pair, question, settings)
     theirs, _ = hf_generate(pair, ids, 24)
