@@ -369,7 +369,8 @@ small layer on PyTorch's kernel) and blocked weights with grouped-query attentio
 |---|{"---|---|" * len(kinds)}
 {rows}
 
-The drafter's one-token step (it stays on PyTorch's kernels under `auto`): {drafter}.
+The drafter's one-token step with each choice (under `auto` it stays on PyTorch's kernels):
+{drafter}.
 """
     if "general_qa" in out:
         g = out["general_qa"]

@@ -368,7 +368,7 @@ def test_real_smollm2_preset_is_exact_offline(monkeypatch):
     with the distilled drafter gives exactly the verifier's own greedy `generate()` tokens."""
     from speccascade.analysis.bench import hf_generate
     from speccascade.core.engine import Settings, generate
-    from speccascade.models.kernels import BlockedLinear, blocked_library
+    from speccascade.models.blocked import BlockedLinear, blocked_library
     from speccascade.models.presets import load_preset
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
