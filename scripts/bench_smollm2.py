@@ -76,7 +76,17 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=12, help="held-out questions timed")
     ap.add_argument("--dtypes", default="float32", help="verifier and drafter dtypes")
     ap.add_argument("--qa-only", action="store_true", help="only the general-knowledge pass")
+    ap.add_argument(
+        "--sweep", action="store_true", help="only the cascade rules and alphas on general_qa"
+    )
     args = ap.parse_args()
+    if args.sweep:
+        out = json.loads(OUT.read_text()) if OUT.exists() else {"preset": PRESET}
+        pair = load_preset(PRESET, dtype="float32")
+        out["rule_sweep"] = general_qa(pair, gamma=5, cfgs=sweep_configs(32))
+        OUT.write_text(json.dumps(out, indent=1))
+        print(markdown({"rule_sweep": out["rule_sweep"]}))
+        return
     held = [q for q in prompts(0)[1] if q.isascii()]
     out: dict = json.loads(OUT.read_text()) if args.qa_only and OUT.exists() else {}
     out |= {"preset": PRESET}
@@ -237,6 +247,26 @@ def general_configs(gamma: int, new_tokens: int) -> dict[str, Settings]:
     return out
 
 
+SWEEP = {"token_v3": (0.7, 0.8, 0.9), "token_v1": (0.2, 0.4, 0.6), "opt": (0.2, 0.4),
+         "chow": (0.5, 0.7)}  # fmt: skip
+
+
+def sweep_configs(new_tokens: int) -> dict[str, Settings]:
+    """The verifier, SD and the cascade rules at more lenient alphas (confidence windows of up
+    to 5): is there a setting 1.5x faster than the verifier within 2 points of its accuracy?"""
+    conf = replace(GREEDY, gamma=5, draft_policy="confidence", max_new_tokens=new_tokens)
+    out = {
+        "verifier": Settings(
+            method="verifier", rule=None, temperature=0.0, max_new_tokens=new_tokens
+        ),
+        "SD confidence g=5": conf,
+    }
+    for rule, alphas in SWEEP.items():
+        for a in alphas:
+            out[f"cascade {rule} a={a}"] = replace(conf, method="spec_cascade", rule=rule, alpha=a)
+    return out
+
+
 def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[float, float]:
     """95% bootstrap interval of mean(a) - mean(b) over the same questions (paired)."""
     rng = random.Random(0)
@@ -250,7 +280,7 @@ def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[fl
 PLAIN = ", PyTorch's kernels"  # the suffix of the runs on PyTorch's own CPU kernels
 
 
-def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None) -> dict:
+def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
     by 8%): 50 general-knowledge questions none of the distillation prompts asked, greedy.
@@ -260,7 +290,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None) -> dict:
     blocked weights) runs the verifier alone and SD with confidence windows too, side by side;
     every speed-up is also given against the faster verifier alone."""
     items = load_evalset(GENERAL_QA)
-    cfgs = general_configs(gamma, new_tokens)
+    cfgs = cfgs or general_configs(gamma, new_tokens)
     runs = {name: (pair, s) for name, s in cfgs.items()}
     if plain is not None:
         for name in ("verifier", "SD confidence g=5"):
@@ -341,6 +371,20 @@ def best(methods: dict) -> dict:
     return picks
 
 
+def _qa_table(g: dict) -> str:
+    head = (
+        "| method | total s | speed-up | verifier calls/token | drafts kept | key-fact accuracy "
+        "| vs verifier [95%] |\n|---|---|---|---|---|---|---|\n"
+    )
+    return head + "\n".join(
+        f"| {name} | {m['total_wall_s']:.2f} | {m['speedup_vs_verifier']:.2f}x | "
+        f"{m['verifier_calls_per_token']} | {m['drafts_kept']} | {m['key_fact_accuracy']:.2f} | "
+        f"{m['accuracy_minus_verifier']:+.2f} [{m['interval_vs_verifier'][0]:+.2f}, "
+        f"{m['interval_vs_verifier'][1]:+.2f}] |"
+        for name, m in g["methods"].items()
+    )
+
+
 def markdown(out: dict) -> str:
     text = ""
     if "verify_cost" in out:
@@ -371,6 +415,18 @@ small layer on PyTorch's kernel) and blocked weights with grouped-query attentio
 
 The drafter's one-token step with each choice (under `auto` it stays on PyTorch's kernels):
 {drafter}.
+"""
+    if "rule_sweep" in out:
+        g = out["rule_sweep"]
+        text += f"""
+### Cascade rules at more lenient alphas (general knowledge, float32, greedy)
+
+`python scripts/bench_smollm2.py --sweep`: the same {g["questions"]} questions, up to
+{g["new_tokens"]} new tokens, each setting once per question, interleaved, confidence windows
+of up to 5. Fastest cascade within 2 points of the verifier's accuracy:
+{g["fastest_cascade_within_2_points"]} (picked on these very questions).
+
+{_qa_table(g)}
 """
     if "general_qa" in out:
         g = out["general_qa"]
