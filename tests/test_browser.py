@@ -5,11 +5,13 @@ artifacts/ on every run (named in each test)."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from test_app import ARTIFACTS, _launch, _playwright, launched
 
 from speccascade.app.serving import ServeConfig
+from speccascade.core import engine
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -196,7 +198,18 @@ def _streaming_long_run(browser, url):
                 raise
 
 
-def test_stop_leaves_every_panel_on_the_partial_run(url, browser):
+def test_stop_leaves_every_panel_on_the_partial_run(url, browser, monkeypatch):
+    """Stop mid-run. The demo pair ends this answer at EOS after ~20 tokens, a quarter of a
+    second on a fast machine: faster than a click reaches the server (this test failed there
+    whenever the run ended first). The app runs in this process, so each forward is slowed
+    here by 0.1 s: the run then lasts seconds, whatever the machine."""
+    real = engine._LM.forward
+
+    def slow(self, ids, keep=1):
+        time.sleep(0.1)
+        return real(self, ids, keep)
+
+    monkeypatch.setattr(engine._LM, "forward", slow)
     page = _streaming_long_run(browser, url)
     page.locator("#stop").click()
     wait_text(page, "#status", "Stopped after")
@@ -320,6 +333,8 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
 
 
 def test_the_rule_zoo_and_the_audit(url, browser):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = open_page(browser, url, DESKTOP)
     page.locator("#prompt textarea").fill("Who is Buzz Aldrin?")
     page.get_by_role("tab", name="Compare").click()
@@ -337,17 +352,33 @@ def test_the_rule_zoo_and_the_audit(url, browser):
         box = page.locator(f"{elem} input[type=number]")
         box.fill(value)
         box.press("Enter")
+        page.wait_for_function(
+            "([s, v]) => document.querySelector(s).value === v",
+            arg=[f"{elem} input[type=number]", value],
+            timeout=10_000,
+        )
     page.locator("#audit-run").click()
-    # The verdict, whichever it is: the sample count is sized by this machine's speed, so the
-    # runs differ from machine to machine, and a correct sampler is flagged in 1% of audits
-    # (its level). Exactness is tests/test_audit.py's, with fixed seeds and samples (this very
-    # setting included, at 1,000 runs).
-    page.wait_for_function(
-        "['Consistent with the promised law', 'Differs from the promised law', "
-        "'Nothing to test'].some(t => (document.querySelector('#audit-note') || "
-        "{textContent: ''}).textContent.includes(t))",
-        timeout=200_000,
-    )
+    # Any outcome, then which: the note's text says why when it is no verdict (a CI run once
+    # waited 200 s for a verdict that a refusal had replaced). The verdict may be any of the
+    # three: the sample count is sized by this machine's speed, so the runs differ from machine
+    # to machine, and a correct sampler is flagged in 1% of audits (its level). Exactness is
+    # tests/test_audit.py's, with fixed seeds and samples (this very setting included).
+    verdicts = ["Consistent with the promised law", "Differs from the promised law",
+                "Nothing to test"]  # fmt: skip
+    try:
+        page.wait_for_function(
+            "ends => ends.some(t => (document.querySelector('#audit-note') || "
+            "{innerText: ''}).innerText.includes(t))",
+            arg=[*verdicts, "Nothing was run"],
+            timeout=200_000,
+        )
+    except PlaywrightTimeout as e:  # say what the page showed instead (queue, progress)
+        shot(page, "audit-en.png")
+        raise AssertionError(
+            f"no audit outcome: {page.locator('#audit-note').inner_text()!r}"
+        ) from e
+    note = page.locator("#audit-note").inner_text()
+    assert any(v in note for v in verdicts), note
     page.wait_for_selector("#audit-fig .js-plotly-plot", timeout=30_000)
     page.locator("#audit-fig").scroll_into_view_if_needed()
     shot(page, "audit-en.png")
