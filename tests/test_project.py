@@ -507,6 +507,9 @@ def test_measured_profile_shape(llama_pair):
     assert cost.profile == "measured" and cost.title.key == "fig.proj.profile.measured"
 
 
+MAX_DRIFT = 0.3  # the honesty test's bound on the machine's own speed change during an attempt
+
+
 @pytest.mark.quiet
 def test_honesty_check_measured_profile_predicts_wall_time(demo):
     """Re-pricing this machine's runs with this machine's measured profile predicts their wall
@@ -514,23 +517,31 @@ def test_honesty_check_measured_profile_predicts_wall_time(demo):
     cascade (token_v3, alpha 0.5, gamma 5, T = 0, 64 new tokens on the story question). After
     a warm-up the profile is measured, then again after each of 3 interleaved rounds of runs (a
     round's runs are priced under the two profiles around it); medians are compared. Up to
-    three attempts: this 2-core machine is shared, and a burst of someone else's load inside
+    four attempts: this 2-core machine is shared, and a burst of someone else's load inside
     a run of 30 ms is not the projector's error (one attempt passes about 2 times in 3 here);
-    a projector that is wrong fails all three."""
-    reports = []
-    for _ in range(3):
+    a projector that is wrong fails every attempt. An attempt during which the machine's own
+    speed moved by more than MAX_DRIFT (the verifier's step between the check's profiles) says
+    nothing about the projector; if every attempt was such, the test skips, saying so (a CI
+    run saw the step move by 62% under all three attempts)."""
+    reports, quiet = [], []
+    for _ in range(4):
         report = honesty_check(
             demo, repeats=3, min_seconds=0.3, profile_repeats=5, profile_seconds=0.3
         )
         reports.append(report)
-        if report.worst_error <= 0.15:
-            break
+        if report.drift <= MAX_DRIFT:
+            quiet.append(report)
+            if report.worst_error <= 0.15:
+                break
     detail = [
         {r.label: (round(r.measured_s, 4), round(r.projected_s, 4), f"{r.error:+.1%}")}
         for rep in reports
         for r in rep.rows
-    ]
-    assert reports[-1].worst_error <= 0.15, detail
+    ] + [{"drift": [round(rep.drift, 3) for rep in reports]}]
+    if not quiet:
+        pytest.skip(f"the machine's speed drifted under every attempt: {detail}")
+    assert quiet[-1].worst_error <= 0.15, detail
+    reports = quiet
     rows = reports[-1].rows
     assert [r.label for r in rows] == [
         "verifier",
