@@ -11,7 +11,7 @@
    whatever the number of rows: a row's result does not depend on the rows beside it.
 
    Portable C: GCC/Clang vector extensions, compiled on first use with -march=native
-   (speccascade/models/kernels.py); OpenMP splits the column blocks over threads. */
+   (speccascade/models/blocked.py); OpenMP splits the column blocks over threads. */
 #include <omp.h>
 #include <stddef.h>
 
@@ -20,9 +20,7 @@ typedef float v16u __attribute__((vector_size(64), aligned(4)));
 
 #define LANES 16
 #define ROWS 8       /* rows per pass over the weights */
-#ifndef PREFETCH
-#define PREFETCH 48 /* how many k steps (of 64 bytes) ahead the stream is prefetched */
-#endif
+#define PREFETCH 48 /* k steps (of 64 bytes) ahead the stream is prefetched: blocked.py pads */
 
 /* Rows x (rows <= ROWS) times `cols` (1 or 2) adjacent column blocks starting at block b:
    two weight streams at once keep more loads in flight and share each broadcast of x. */

@@ -182,16 +182,24 @@ class BlockedLinear(torch.nn.Module):
         return y.view(*x.shape[:-1], self.out_features)
 
 
-def _candidates(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear]]:
-    """The (parent, name, layer) of every nn.Linear worth blocking: large enough, float32, on
-    the CPU, and not managed by accelerate (a hook that offloads or moves it)."""
+def large_linears(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear]]:
+    """The (parent, name, layer) of every plain nn.Linear with at least MIN_WEIGHTS weights:
+    the layers a CPU kernel choice may swap (blocked here, packed in models.kernels)."""
     return [
         (parent, name, child)
         for parent in model.modules()
         for name, child in parent.named_children()
-        if type(child) is torch.nn.Linear
-        and child.weight.numel() >= MIN_WEIGHTS
-        and child.weight.device.type == "cpu"
+        if type(child) is torch.nn.Linear and child.weight.numel() >= MIN_WEIGHTS
+    ]
+
+
+def _candidates(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear]]:
+    """The large linears worth blocking: float32, on the CPU, and not managed by accelerate
+    (a hook that offloads or moves it)."""
+    return [
+        (parent, name, child)
+        for parent, name, child in large_linears(model)
+        if child.weight.device.type == "cpu"
         and child.weight.dtype == torch.float32
         and not hasattr(child, "_hf_hook")
     ]
@@ -223,4 +231,11 @@ def block_linears(model: torch.nn.Module) -> tuple[int, str]:
     return len(layers), ""
 
 
-__all__ = ["BLOCKED_MAX_ROWS", "BlockedLinear", "block_linears", "blocked_library", "to_blocks"]
+__all__ = [
+    "BLOCKED_MAX_ROWS",
+    "BlockedLinear",
+    "block_linears",
+    "blocked_library",
+    "large_linears",
+    "to_blocks",
+]

@@ -11,7 +11,7 @@ import torch
 
 from speccascade.core.errors import ModelLoadError
 from speccascade.models.attention import use_sdpa_gqa
-from speccascade.models.blocked import MIN_WEIGHTS, block_linears
+from speccascade.models.blocked import MIN_WEIGHTS, block_linears, large_linears
 
 # How the CPU runs the models' linear layers (load_pair's `kernels`, SPECCASCADE_KERNELS):
 # "auto" blocks a float32 CPU model whose linear weights do not fit in cache (AUTO_MIN_WEIGHTS)
@@ -99,12 +99,7 @@ def pack_linears(model: torch.nn.Module, required: bool = False) -> int:
         and weights.dtype in (torch.float32, torch.bfloat16)
         and torch.backends.mkldnn.is_available()
     )
-    found = [
-        (parent, name, child)
-        for parent in (model.modules() if usable else [])
-        for name, child in parent.named_children()
-        if type(child) is torch.nn.Linear and child.weight.numel() >= PACK_MIN_WEIGHTS
-    ]
+    found = large_linears(model) if usable else []
     packed = [_pack(child) for _, _, child in found]
     count = 0
     if found and all(p is not None for p in packed):  # all or none
