@@ -44,11 +44,16 @@ MAX_ACCURACY_LOSS = 0.02  # the issue's bound for "the best cascade"
 VERIFY_KERNELS = ("default", "packed", "blocked")  # models.kernels.KERNELS compared
 
 
+def verifier_alone(new_tokens: int) -> Settings:
+    """The baseline every speed-up is measured against: the verifier alone, greedy."""
+    return Settings(method="verifier", rule=None, temperature=0.0, max_new_tokens=new_tokens)
+
+
 def configs(gamma: int, conf_gamma: int) -> dict[str, Settings]:
     """Verifier, SD (fixed and confidence-ended windows) and TokenV3 cascades at T = 0 and 1."""
     conf = {"draft_policy": "confidence"}
     out = {
-        "verifier": Settings(method="verifier", rule=None, temperature=0.0, max_new_tokens=NEW),
+        "verifier": verifier_alone(NEW),
         f"SD fixed g={gamma}": replace(GREEDY, gamma=gamma),
         f"SD confidence g={conf_gamma}": replace(GREEDY, gamma=conf_gamma, **conf),
     }
@@ -231,9 +236,7 @@ def general_configs(gamma: int, new_tokens: int) -> dict[str, Settings]:
     greedy = replace(GREEDY, gamma=gamma, max_new_tokens=new_tokens)
     conf = replace(greedy, gamma=5, draft_policy="confidence")
     out = {
-        "verifier": Settings(
-            method="verifier", rule=None, temperature=0.0, max_new_tokens=new_tokens
-        ),
+        "verifier": verifier_alone(new_tokens),
         f"SD fixed g={gamma}": greedy,
         "SD confidence g=5": conf,
     }
@@ -256,9 +259,7 @@ def sweep_configs(new_tokens: int) -> dict[str, Settings]:
     to 5): is there a setting 1.5x faster than the verifier within 2 points of its accuracy?"""
     conf = replace(GREEDY, gamma=5, draft_policy="confidence", max_new_tokens=new_tokens)
     out = {
-        "verifier": Settings(
-            method="verifier", rule=None, temperature=0.0, max_new_tokens=new_tokens
-        ),
+        "verifier": verifier_alone(new_tokens),
         "SD confidence g=5": conf,
     }
     for rule, alphas in SWEEP.items():
@@ -372,16 +373,19 @@ def best(methods: dict) -> dict:
 
 
 def _qa_table(g: dict) -> str:
-    head = (
-        "| method | total s | speed-up | verifier calls/token | drafts kept | key-fact accuracy "
-        "| vs verifier [95%] |\n|---|---|---|---|---|---|---|\n"
-    )
-    return head + "\n".join(
+    """A general-knowledge run's methods as a markdown table (general_qa's result)."""
+    rows = "\n".join(
         f"| {name} | {m['total_wall_s']:.2f} | {m['speedup_vs_verifier']:.2f}x | "
+        f"{m.get('speedup_vs_fastest_verifier', m['speedup_vs_verifier']):.2f}x | "
         f"{m['verifier_calls_per_token']} | {m['drafts_kept']} | {m['key_fact_accuracy']:.2f} | "
         f"{m['accuracy_minus_verifier']:+.2f} [{m['interval_vs_verifier'][0]:+.2f}, "
-        f"{m['interval_vs_verifier'][1]:+.2f}] |"
+        f"{m['interval_vs_verifier'][1]:+.2f}] | {m.get('same_tokens_as_verifier', '')} |"
         for name, m in g["methods"].items()
+    )
+    return (
+        "| method | total s | speed-up | vs fastest verifier | verifier calls/token | drafts kept "
+        "| key-fact accuracy | vs verifier [95%] | same tokens |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + rows
     )
 
 
@@ -430,14 +434,6 @@ of up to 5. Fastest cascade within 2 points of the verifier's accuracy:
 """
     if "general_qa" in out:
         g = out["general_qa"]
-        rows = "\n".join(
-            f"| {name} | {m['total_wall_s']:.2f} | {m['speedup_vs_verifier']:.2f}x | "
-            f"{m.get('speedup_vs_fastest_verifier', m['speedup_vs_verifier']):.2f}x | "
-            f"{m['verifier_calls_per_token']} | {m['drafts_kept']} | {m['key_fact_accuracy']:.2f} | "
-            f"{m['accuracy_minus_verifier']:+.2f} [{m['interval_vs_verifier'][0]:+.2f}, "
-            f"{m['interval_vs_verifier'][1]:+.2f}] | {m.get('same_tokens_as_verifier', '')} |"
-            for name, m in g["methods"].items()
-        )
         agree = ", ".join(f"{k} {v:.1%}" for k, v in out.get("distill", {}).items())
         text += f"""
 ### General knowledge (float32, greedy)
@@ -449,9 +445,7 @@ Fastest SD: {g["fastest_sd"]}; fastest cascade within 2 points of the verifier's
 {g["fastest_cascade_within_2_points"]}. The drafter's held-out top-1 agreement with the
 teacher: {agree}.
 
-| method | total s | speed-up | vs fastest verifier | verifier calls/token | drafts kept | key-fact accuracy | vs verifier [95%] | same tokens |
-|---|---|---|---|---|---|---|---|---|
-{rows}
+{_qa_table(g)}
 """
     runs = out.get("runs") or {}
     if not runs:
