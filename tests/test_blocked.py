@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 from tiny import build_model, char_tokenizer
-from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+from transformers import DynamicCache
 
 from speccascade import generate, load_pair
 from speccascade.core.errors import ModelLoadError
@@ -32,11 +32,10 @@ needs_kernel = pytest.mark.skipif(
 )
 
 
-def _config(vocab: int, kv_heads: int) -> LlamaConfig:
-    return LlamaConfig(vocab_size=vocab, hidden_size=128, intermediate_size=256,
-                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=kv_heads,
-                       max_position_embeddings=256, bos_token_id=1, eos_token_id=2,
-                       pad_token_id=0, tie_word_embeddings=False)  # fmt: skip
+def _gqa_model(vocab: int, seed: int, scale: float = 1.0, kv_heads: int = 2):
+    """Llama, hidden 128 (its attention and MLP layers are large enough to block), 4 query
+    heads sharing `kv_heads` key/value heads."""
+    return build_model("llama", vocab, 128, 2, seed, scale, heads=4, kv_heads=kv_heads)
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +46,7 @@ def gqa_dirs(tmp_path_factory) -> tuple[str, str]:
     tok = char_tokenizer()
     out = []
     for role, seed in (("drafter", 5), ("verifier", 6)):
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(_config(len(tok), 2))
-        with torch.no_grad():  # sharper laws than the default init: greedy has clear choices
-            model.lm_head.weight.mul_(8.0)
+        model = _gqa_model(len(tok), seed, scale=8.0)  # sharper laws: greedy has clear choices
         model.save_pretrained(root / role)
         tok.save_pretrained(root / role)
         out.append(str(root / role))
@@ -182,13 +178,12 @@ def test_without_a_compiler_blocked_is_a_clear_error_and_auto_changes_nothing(
 def test_grouped_query_attention_without_copies_is_bit_identical(monkeypatch):
     """sdpa_gqa (grouped heads left to SDPA) gives transformers' sdpa logits bit for bit: the
     prefill, one token and 2-8 tokens after a cache, and a left-padded batch of two."""
-    torch.manual_seed(0)
-    cfg = _config(64, 2)
-    plain = LlamaForCausalLM(cfg).eval()
+    plain = _gqa_model(64, 0)
+    cfg = plain.config
     gqa = copy.deepcopy(plain)
     assert attention.use_sdpa_gqa(gqa) and gqa.config._attn_implementation == "sdpa_gqa"
     assert not attention.use_sdpa_gqa(gqa)  # once
-    assert not attention.use_sdpa_gqa(LlamaForCausalLM(_config(64, 4)))  # no groups: as is
+    assert not attention.use_sdpa_gqa(_gqa_model(64, 0, kv_heads=4))  # no groups: as is
     calls = []
     real = attention.sdpa_gqa
     monkeypatch.setitem(

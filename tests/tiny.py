@@ -40,8 +40,17 @@ def _scale_head(model: torch.nn.Module, scale: float) -> None:
 
 
 def build_model(
-    arch: str, vocab: int, hidden: int, layers: int, seed: int, scale: float, pad_vocab: int = 0
+    arch: str,
+    vocab: int,
+    hidden: int,
+    layers: int,
+    seed: int,
+    scale: float,
+    pad_vocab: int = 0,
+    heads: int = 2,
+    kv_heads: int | None = None,
 ):
+    """A random model; Llama's `kv_heads` below `heads` groups its queries (GQA)."""
     torch.manual_seed(seed)
     n = vocab + pad_vocab
     if arch == "llama":
@@ -50,8 +59,8 @@ def build_model(
             hidden_size=hidden,
             intermediate_size=2 * hidden,
             num_hidden_layers=layers,
-            num_attention_heads=2,
-            num_key_value_heads=2,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads or heads,
             max_position_embeddings=256,
             bos_token_id=1,
             eos_token_id=2,
