@@ -352,11 +352,14 @@ def test_the_rule_zoo_and_the_audit(url, browser):
         box = page.locator(f"{elem} input[type=number]")
         box.fill(value)
         box.press("Enter")
-        page.wait_for_function(
-            "([s, v]) => document.querySelector(s).value === v",
-            arg=[f"{elem} input[type=number]", value],
-            timeout=10_000,
-        )
+        try:
+            page.wait_for_function(
+                "([s, v]) => document.querySelector(s).value === v",
+                arg=[f"{elem} input[type=number]", value],
+                timeout=10_000,
+            )
+        except PlaywrightTimeout as e:  # which box, and what it reads (an open flake, see notes)
+            raise AssertionError(f"{elem} typed {value!r}, reads {box.input_value()!r}") from e
     page.locator("#audit-run").click()
     # Any outcome, then which: the note's text says why when it is no verdict (a CI run once
     # waited 200 s for a verdict that a refusal had replaced). The verdict may be any of the
