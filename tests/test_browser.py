@@ -71,6 +71,36 @@ def open_page(browser, url, viewport, locale="en-US"):
     return page
 
 
+def set_numbers(page, values: dict[str, str], tries: int = 3) -> None:
+    """Type each value into its component's number box (a Slider's or a Number's) and make
+    sure every one reads back, all at once, typing again where one did not. Right after a tab
+    or an Accordion opens, Gradio may still be mounting the components inside, and a value
+    typed in that instant can be replaced by the component's initial one (seen in about 1 of
+    3 runs of this file under load; a person does not type within milliseconds of a click).
+    Tab leaves the box, which is where a slider clamps and sends its value."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    read = "([s, v]) => document.querySelector(s) && document.querySelector(s).value === v"
+    for attempt in range(tries):
+        for elem, value in values.items():
+            box = page.locator(f"{elem} input[type=number]")
+            box.wait_for(state="visible", timeout=30_000)
+            if box.input_value() != value:
+                box.fill(value)
+                box.press("Tab")
+        page.wait_for_timeout(300)  # a late mount shows within a frame or two
+        try:
+            for elem, value in values.items():
+                page.wait_for_function(
+                    read, arg=[f"{elem} input[type=number]", value], timeout=5_000
+                )
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                reads = {e: page.locator(f"{e} input[type=number]").input_value() for e in values}
+                raise AssertionError(f"typed {values}, the boxes read {reads}") from None
+
+
 def wait_text(page, selector: str, text: str, timeout: int = 90_000) -> None:
     page.wait_for_function(
         "([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
@@ -180,10 +210,7 @@ def _streaming_long_run(browser, url):
     for attempt in range(2):
         page = open_page(browser, url, DESKTOP)
         page.locator("#more").click()
-        for elem, value in (("#max-new", "256"), ("#temperature", "2")):
-            box = page.locator(f"{elem} input[type=number]")
-            box.fill(value)
-            box.press("Enter")
+        set_numbers(page, {"#max-new": "256", "#temperature": "2"})
         page.locator("#prompt textarea").fill("Who is Michael Collins?")
         page.locator("#run").click()
         wait_text(page, "#status", "Running")
@@ -348,18 +375,7 @@ def test_the_rule_zoo_and_the_audit(url, browser):
 
     page.get_by_role("tab", name="Inspect").click()
     page.locator("#more").click()
-    for elem, value in (("#temperature", "2"), ("#audit-seconds", "10")):
-        box = page.locator(f"{elem} input[type=number]")
-        box.fill(value)
-        box.press("Enter")
-        try:
-            page.wait_for_function(
-                "([s, v]) => document.querySelector(s).value === v",
-                arg=[f"{elem} input[type=number]", value],
-                timeout=10_000,
-            )
-        except PlaywrightTimeout as e:  # which box, and what it reads (an open flake, see notes)
-            raise AssertionError(f"{elem} typed {value!r}, reads {box.input_value()!r}") from e
+    set_numbers(page, {"#temperature": "2", "#audit-seconds": "10"})
     page.locator("#audit-run").click()
     # Any outcome, then which: the note's text says why when it is no verdict (a CI run once
     # waited 200 s for a verdict that a refusal had replaced). The verdict may be any of the
