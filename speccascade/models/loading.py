@@ -18,6 +18,7 @@ from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 from speccascade.core.errors import ModelLoadError, TokenizerMismatchError
 from speccascade.core.pair import ModelPair
 from speccascade.models.assets import DEMO_DRAFTER, DEMO_VERIFIER
+from speccascade.models.draft_vocab import head_rows  # registers SubVocabLlama with Auto*
 from speccascade.models.kernels import KERNELS, set_kernels
 
 
@@ -179,7 +180,7 @@ def load_pair(
     v_model.eval()
     sizes = [len(v_tok)]
     for model in (d_model, v_model):
-        sizes.append(model.get_output_embeddings().weight.shape[0])
+        sizes.append(head_rows(model))
         set_kernels(model, kernels)
     contexts = [c for c in (_context_length(d_model), _context_length(v_model)) if c]
     return ModelPair(
