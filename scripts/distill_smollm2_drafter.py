@@ -26,6 +26,7 @@ Writes assets/models/smollm2-drafter (float16 safetensors, < 30 MB) with a repor
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import random
@@ -47,6 +48,7 @@ from demo_corpus import load_famous  # noqa: E402
 from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade.analysis.evalsets import GENERAL_QA, load_evalset  # noqa: E402
+from speccascade.models.draft_vocab import trim_vocab  # noqa: E402
 
 OUT = ROOT / "assets" / "models" / "smollm2-drafter"
 
@@ -70,6 +72,7 @@ class Plan:
     general_per_template: int = 250  # general and instruction prompts per template (at most)
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
     init: str = ""  # an earlier student this one continues ("" : a new one)
+    draft_vocab: int = 0  # output layer over the N tokens most frequent in the answers (0: all)
 
     # The LlamaConfig name of each shape field, to read an earlier student's shape.
     CONFIG_NAMES = {
@@ -323,11 +326,26 @@ def answer_logits(student, ids, mask, where) -> torch.Tensor:
     return student.lm_head(hidden[where[:, 0], where[:, 1]])
 
 
+def covered(student, token_ids: torch.Tensor) -> torch.Tensor:
+    """Which token ids the student's output layer has (all, but for a trimmed student)."""
+    vocab = getattr(student.config, "draft_vocab", None)
+    return (
+        torch.isin(token_ids, torch.tensor(vocab))
+        if vocab
+        else torch.ones_like(token_ids, dtype=torch.bool)
+    )
+
+
 def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
+    """The soft top-k cross-entropy plus the hard next-token loss, both on the tokens the
+    student's output layer has (a trimmed student gives the others probability 0)."""
     ids, mask, where, top_i, top_p, hard = batch
     picked = answer_logits(student, ids, mask, where).float().log_softmax(-1)
-    soft = -(top_p / top_p.sum(-1, keepdim=True) * picked.gather(-1, top_i)).sum(-1).mean()
-    hard_loss = F.nll_loss(picked, torch.tensor(hard))
+    weight = top_p * covered(student, top_i)
+    weight = weight / weight.sum(-1, keepdim=True).clamp_min(1e-9)
+    soft = -(weight * picked.gather(-1, top_i).clamp_min(-1e4)).sum(-1).mean()
+    hard = torch.tensor(hard)
+    hard_loss = F.nll_loss(picked[covered(student, hard)], hard[covered(student, hard)])
     agree = (picked.argmax(-1) == top_i[:, 0]).float().mean().item()
     return (1 - plan.hard_weight) * soft + plan.hard_weight * hard_loss, agree
 
@@ -339,6 +357,8 @@ def train(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) ->
     stream = batches(rows, plan, rng)
 
     def progress() -> float:  # share of the budget spent: by steps when given, else by time
+        if not (plan.steps or budget):
+            return 1.0  # no training (a trim of an earlier student)
         return step / plan.steps if plan.steps else (time.monotonic() - start) / budget
 
     while (frac := progress()) < 1:
@@ -407,6 +427,13 @@ def main() -> None:
     ap.add_argument("--init-note", default="", help="what --init was, for the report")
     ap.add_argument("--lr", type=float, default=Plan.lr)
     ap.add_argument(
+        "--draft-vocab",
+        type=int,
+        default=0,
+        help="after training, keep the output rows of only the N tokens most frequent in the "
+        "teacher's training answers (0: all; --minutes 0 --init trims an earlier student)",
+    )
+    ap.add_argument(
         "--general-per-template",
         type=int,
         default=Plan.general_per_template,
@@ -421,6 +448,7 @@ def main() -> None:
         lr=args.lr,
         init=str(args.init or ""),
         general_per_template=args.general_per_template,
+        draft_vocab=args.draft_vocab,
     )
     torch.manual_seed(plan.seed)
     if args.teacher:
@@ -457,7 +485,7 @@ def main() -> None:
     if args.teacher_only:
         return
     if args.init:  # continue from an earlier student (same tokenizer; its own shape)
-        student = LlamaForCausalLM.from_pretrained(args.init, dtype=torch.float32)
+        student = AutoModelForCausalLM.from_pretrained(args.init, dtype=torch.float32)
         for key, name in Plan.CONFIG_NAMES.items():
             setattr(plan, key, getattr(student.config, name))
         before = {name: agreement(student, r, plan) for name, r in held.items()}
@@ -469,6 +497,12 @@ def main() -> None:
     result = train(student, rows, held, plan)
     if args.init:
         result["init_held_out_top1_agreement"] = before
+    if args.init and (args.init / "DISTILL.json").exists():  # its report, and its caveats
+        result["init_report"] = json.loads((args.init / "DISTILL.json").read_text())
+        result["note"] = result["init_report"].get("note", "")
+    if plan.draft_vocab:
+        student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok)
+        result["held_out_top1_agreement"] = result["draft_vocab"]["after_trim"]
     result |= {
         "teacher": str(teacher_dir),
         "plan": asdict(plan),
@@ -490,6 +524,33 @@ def main() -> None:
     print(report(result))
 
 
+def frequent_tokens(rows: list[dict], n: int, always: list[int]) -> list[int]:
+    """The n token ids most frequent in the teacher's answers (`always` included), sorted."""
+    counts = collections.Counter(t for r in rows for t in r["answer"])
+    keep = {t for t, _ in counts.most_common(n)} | set(always)
+    return sorted(keep)
+
+
+def trimmed(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
+    """The student with an output layer over the plan.draft_vocab tokens most frequent in the
+    training answers (FR-Spec's frequency-ranked draft vocabulary; models.draft_vocab), and
+    what that costs: the share of held-out answer tokens it covers and the agreement before
+    and after."""
+    eos = tok.eos_token_id if isinstance(tok.eos_token_id, int) else None
+    ids = frequent_tokens(rows, plan.draft_vocab, [i for i in (eos,) if i is not None])
+    before = {name: agreement(student, r, plan) for name, r in held.items()}
+    student = trim_vocab(student, ids)
+    kept = set(ids)
+    cover = {
+        name: sum(t in kept for x in r for t in x["answer"])
+        / max(1, sum(len(x["answer"]) for x in r))
+        for name, r in held.items()
+    }
+    after = {name: agreement(student, r, plan) for name, r in held.items()}
+    return student, {"size": len(ids), "held_out_coverage": cover, "before_trim": before,
+                     "after_trim": after}  # fmt: skip
+
+
 def report(r: dict) -> str:
     p, a, h = r["plan"], r["held_out_top1_agreement"], r["held_out_prompts"]
     continued = f",\n  continuing the earlier student {r['init_note']}" if p["init"] else ""
@@ -507,6 +568,25 @@ def report(r: dict) -> str:
         if b
         else ""
     )
+    v = r.get("draft_vocab")
+    vocab = (
+        f"\n* Output layer: the {v['size']:,} tokens most frequent in the teacher's training "
+        "answers (a frequency-ranked draft vocabulary, as in FR-Spec; `models.draft_vocab`): "
+        f"they cover {v['held_out_coverage']['general']:.1%} of the general-knowledge answer "
+        "tokens; every other token has probability 0 in the drafter's law, and the verifier "
+        "still writes it. Held-out agreement before trimming: "
+        + ", ".join(f"{name} {x:.1%}" for name, x in v["before_trim"].items())
+        + "."
+        if v
+        else ""
+    )
+    training = (
+        f"Training: soft top-k cross-entropy + {p['hard_weight']} x next-token loss, AdamW lr "
+        f"{p['lr']}, batch {p['batch']} answers, {r['steps']} steps in {r['student_minutes']} "
+        f"min{continued}."
+        if r["steps"]
+        else f"Training: none in this run; the output layer of the earlier student {r['init_note']} was trimmed."
+    )
     return f"""# The distilled SmolLM2 drafter
 
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
@@ -519,9 +599,8 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   {r["teacher_minutes"]} min.
 * Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}
   KV), tied embeddings initialised from the teacher's principal directions;
-  {r["parameters"]:,} parameters, stored in float16.
-* Training: soft top-k cross-entropy + {p["hard_weight"]} x next-token loss, AdamW lr
-  {p["lr"]}, batch {p["batch"]} answers, {r["steps"]} steps in {r["student_minutes"]} min{continued}.
+  {r["parameters"]:,} parameters, stored in float16.{vocab}
+* {training}
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at
   **{a["general"]:.1%}** on the {h["general"]} general-knowledge questions of `general_qa.jsonl`{people}.{before}

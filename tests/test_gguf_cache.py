@@ -392,17 +392,23 @@ def test_real_smollm2_preset_is_exact_offline(monkeypatch):
 
 
 def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
-    """The distilled drafter ships in the package: at most 30 MB, Llama, SmolLM2's 49,152
-    tokens, and its training report beside it."""
+    """The distilled drafter ships in the package: at most 30 MB, a Llama over SmolLM2's
+    49,152 tokens whose output layer covers its draft vocabulary (EOS among them), and its
+    training report beside it."""
+    from speccascade.models.draft_vocab import SubVocabLlamaConfig
+
     folder = Path(presets.SMOLLM2_DRAFTER)
     weights = folder / "model.safetensors"
     assert weights.stat().st_size <= 30 * 2**20
     config = json.loads((folder / "config.json").read_text())
-    assert config["model_type"] == "llama" and config["vocab_size"] == 49152
+    assert config["model_type"] == SubVocabLlamaConfig.model_type
+    assert config["vocab_size"] == 49152 and config["eos_token_id"] in config["draft_vocab"]
+    assert 1000 < len(set(config["draft_vocab"])) == len(config["draft_vocab"]) < 49152
     report = json.loads((folder / "DISTILL.json").read_text())
     agreement = report["held_out_top1_agreement"]  # per held-out set: eval, general, people
     assert {"eval", "general"} <= set(agreement) and report["prompts"] > 0
     assert all(0 < a <= 1 for a in agreement.values())
+    assert report["draft_vocab"]["size"] == len(config["draft_vocab"])
 
 
 @pytest.mark.skipif(
