@@ -3,7 +3,9 @@
     python scripts/distill_smollm2_drafter.py                  # about an hour on 2 CPU cores
     python scripts/distill_smollm2_drafter.py --minutes 20     # a shorter student phase
     python scripts/distill_smollm2_drafter.py --init assets/models/smollm2-drafter \
-        --lr 1e-3 --minutes 40                                 # continue the shipped student
+        --lr 1e-3 --minutes 40                                 # continue a student
+    python scripts/distill_smollm2_drafter.py --init STUDENT --minutes 0 \
+        --draft-vocab 8000 --lookup 4                          # the shipped drafter from one
 
 1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
    "Who is / What is" questions about the famous names of the demo corpus, (where Debian's
@@ -18,6 +20,9 @@
 3. The student: a Llama with the teacher's tokenizer, tied embeddings initialised from the
    teacher's (projected onto their top principal directions), trained with the soft top-k
    cross-entropy plus the hard next-token loss, for a fixed time budget. Seeded.
+4. Optionally (models.drafter): an output layer over only the N tokens most frequent in the
+   teacher's training answers (--draft-vocab), and the lookup mixture (--lookup), its weights
+   measured on training answers.
 
 Writes assets/models/smollm2-drafter (float16 safetensors, < 30 MB) with a report
 (DISTILL.json, DISTILL.md): data sizes, time, losses, and held-out agreement with the teacher.
@@ -48,7 +53,7 @@ from demo_corpus import load_famous  # noqa: E402
 from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade.analysis.evalsets import GENERAL_QA, load_evalset  # noqa: E402
-from speccascade.models.draft_vocab import trim_vocab  # noqa: E402
+from speccascade.models.drafter import lookup, make_drafter, trim_vocab  # noqa: E402
 
 OUT = ROOT / "assets" / "models" / "smollm2-drafter"
 
@@ -73,6 +78,8 @@ class Plan:
     hard_weight: float = 0.3  # weight of the hard next-token loss beside the soft one
     init: str = ""  # an earlier student this one continues ("" : a new one)
     draft_vocab: int = 0  # output layer over the N tokens most frequent in the answers (0: all)
+    lookup: int = 0  # lookup mixture over context suffixes of up to N tokens (0: none)
+    lookup_sample: int = 3000  # training answers its weights are measured on
 
     # The LlamaConfig name of each shape field, to read an earlier student's shape.
     CONFIG_NAMES = {
@@ -404,7 +411,10 @@ def agreement(student, rows: list[dict], plan: Plan) -> float:
     hits = total = 0
     for s in range(0, len(rows), plan.batch):
         ids, mask, where, top_i, *_ = collate(rows[s : s + plan.batch])
-        picked = answer_logits(student, ids, mask, where)
+        if getattr(student.config, "lookup_weights", None):  # the mixture is in forward()
+            picked = student(input_ids=ids, attention_mask=mask).logits[where[:, 0], where[:, 1]]
+        else:
+            picked = answer_logits(student, ids, mask, where)
         hits += (picked.argmax(-1) == top_i[:, 0]).sum().item()
         total += len(top_i)
     return hits / max(1, total)
@@ -439,6 +449,13 @@ def main() -> None:
         default=Plan.general_per_template,
         help="general and instruction prompts per template (the teacher answers new ones)",
     )
+    ap.add_argument(
+        "--lookup",
+        type=int,
+        default=0,
+        help="mix in the token after the latest earlier occurrence of the context's last "
+        "1..N tokens, weighted by how often that was right on training answers (0: none)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
@@ -449,6 +466,7 @@ def main() -> None:
         init=str(args.init or ""),
         general_per_template=args.general_per_template,
         draft_vocab=args.draft_vocab,
+        lookup=args.lookup,
     )
     torch.manual_seed(plan.seed)
     if args.teacher:
@@ -503,6 +521,9 @@ def main() -> None:
     if plan.draft_vocab:
         student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok)
         result["held_out_top1_agreement"] = result["draft_vocab"]["after_trim"]
+    if plan.lookup:
+        student, result["lookup"] = with_lookup(student, rows, held, plan)
+        result["held_out_top1_agreement"] = result["lookup"]["after"]
     result |= {
         "teacher": str(teacher_dir),
         "plan": asdict(plan),
@@ -533,7 +554,7 @@ def frequent_tokens(rows: list[dict], n: int, always: list[int]) -> list[int]:
 
 def trimmed(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
     """The student with an output layer over the plan.draft_vocab tokens most frequent in the
-    training answers (FR-Spec's frequency-ranked draft vocabulary; models.draft_vocab), and
+    training answers (FR-Spec's frequency-ranked draft vocabulary; models.drafter), and
     what that costs: the share of held-out answer tokens it covers and the agreement before
     and after."""
     eos = tok.eos_token_id if isinstance(tok.eos_token_id, int) else None
@@ -549,6 +570,31 @@ def trimmed(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, 
     after = {name: agreement(student, r, plan) for name, r in held.items()}
     return student, {"size": len(ids), "held_out_coverage": cover, "before_trim": before,
                      "after_trim": after}  # fmt: skip
+
+
+def lookup_weights(rows: list[dict], plan: Plan) -> tuple[list[float], list[int]]:
+    """w_n for the lookup mixture (models.drafter): how often the token after the latest
+    earlier occurrence of the context's last n tokens is the teacher's next token, on a sample
+    of the training answers (never the held-out ones); and how many positions had such an n."""
+    hits, seen = [0] * plan.lookup, [0] * plan.lookup
+    for r in random.Random(plan.seed).sample(rows, min(plan.lookup_sample, len(rows))):
+        seq = torch.tensor(r["prompt"] + r["answer"])
+        for j, token in enumerate(r["answer"]):
+            found = lookup(seq[: len(r["prompt"]) + j], plan.lookup)
+            if found is not None:
+                seen[found[1] - 1] += 1
+                hits[found[1] - 1] += found[0] == token
+    return [round(h / max(1, n), 4) for h, n in zip(hits, seen)], seen
+
+
+def with_lookup(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) -> tuple:
+    """The student with the lookup mixture, its weights, and the held-out agreement before
+    and after."""
+    weights, seen = lookup_weights(rows, plan)
+    before = {name: agreement(student, r, plan) for name, r in held.items()}
+    student = make_drafter(student, lookup_weights=weights)
+    after = {name: agreement(student, r, plan) for name, r in held.items()}
+    return student, {"weights": weights, "positions": seen, "before": before, "after": after}
 
 
 def report(r: dict) -> str:
@@ -571,7 +617,7 @@ def report(r: dict) -> str:
     v = r.get("draft_vocab")
     vocab = (
         f"\n* Output layer: the {v['size']:,} tokens most frequent in the teacher's training "
-        "answers (a frequency-ranked draft vocabulary, as in FR-Spec; `models.draft_vocab`): "
+        "answers (a frequency-ranked draft vocabulary, as in FR-Spec; `models.drafter`): "
         f"they cover {v['held_out_coverage']['general']:.1%} of the general-knowledge answer "
         "tokens; every other token has probability 0 in the drafter's law, and the verifier "
         "still writes it. Held-out agreement before trimming: "
@@ -585,7 +631,20 @@ def report(r: dict) -> str:
         f"{p['lr']}, batch {p['batch']} answers, {r['steps']} steps in {r['student_minutes']} "
         f"min{continued}."
         if r["steps"]
-        else f"Training: none in this run; the output layer of the earlier student {r['init_note']} was trimmed."
+        else f"Training: none in this run; the output layer of the earlier student {r['init_note']} was {'trimmed and given the lookup mixture' if r.get('lookup') else 'trimmed'}."
+    )
+    k = r.get("lookup")
+    mixture = (
+        "\n* Lookup mixture: where the context's last n tokens (n <= "
+        f"{len(k['weights'])}) occurred earlier, the drafter's law puts weight w_n on the token "
+        "that followed them then, w_n being how often that token was the teacher's next on "
+        f"{p['lookup_sample']:,} training answers: "
+        + ", ".join(f"w_{i + 1} = {w:.3f}" for i, w in enumerate(k["weights"]))
+        + ". Held-out agreement without it: "
+        + ", ".join(f"{name} {x:.1%}" for name, x in k["before"].items())
+        + "."
+        if k
+        else ""
     )
     return f"""# The distilled SmolLM2 drafter
 
@@ -599,7 +658,7 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   {r["teacher_minutes"]} min.
 * Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}
   KV), tied embeddings initialised from the teacher's principal directions;
-  {r["parameters"]:,} parameters, stored in float16.{vocab}
+  {r["parameters"]:,} parameters, stored in float16.{vocab}{mixture}
 * {training}
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at

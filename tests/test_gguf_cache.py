@@ -393,17 +393,18 @@ def test_real_smollm2_preset_is_exact_offline(monkeypatch):
 
 def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
     """The distilled drafter ships in the package: at most 30 MB, a Llama over SmolLM2's
-    49,152 tokens whose output layer covers its draft vocabulary (EOS among them), and its
-    training report beside it."""
-    from speccascade.models.draft_vocab import SubVocabLlamaConfig
+    49,152 tokens whose output layer covers its draft vocabulary (EOS among them), mixing in
+    the lookup, and its training report beside it."""
+    from speccascade.models.drafter import DrafterConfig
 
     folder = Path(presets.SMOLLM2_DRAFTER)
     weights = folder / "model.safetensors"
     assert weights.stat().st_size <= 30 * 2**20
     config = json.loads((folder / "config.json").read_text())
-    assert config["model_type"] == SubVocabLlamaConfig.model_type
+    assert config["model_type"] == DrafterConfig.model_type
     assert config["vocab_size"] == 49152 and config["eos_token_id"] in config["draft_vocab"]
     assert 1000 < len(set(config["draft_vocab"])) == len(config["draft_vocab"]) < 49152
+    assert config["lookup_weights"] and all(0 < w < 1 for w in config["lookup_weights"])
     report = json.loads((folder / "DISTILL.json").read_text())
     agreement = report["held_out_top1_agreement"]  # per held-out set: eval, general, people
     assert {"eval", "general"} <= set(agreement) and report["prompts"] > 0

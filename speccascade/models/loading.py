@@ -18,7 +18,7 @@ from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 from speccascade.core.errors import ModelLoadError, TokenizerMismatchError
 from speccascade.core.pair import ModelPair
 from speccascade.models.assets import DEMO_DRAFTER, DEMO_VERIFIER
-from speccascade.models.draft_vocab import head_rows  # registers SubVocabLlama with Auto*
+from speccascade.models.drafter import head_rows  # registers DrafterLlama with Auto*
 from speccascade.models.kernels import KERNELS, set_kernels
 
 

@@ -1,0 +1,242 @@
+"""A small drafter made for speculative decoding: a draft vocabulary and a lookup mixture.
+
+Draft vocabulary. A small drafter for a 49k-token vocabulary spends most of each step in its
+output layer (SmolLM2's distilled drafter: 9.4M of its 11.3M weights). Frequency-ranked draft
+vocabularies (FR-Spec, Zhao et al. 2025) keep the rows of the tokens the verifier's answers
+use most and give every other token probability 0.
+
+Lookup mixture. Answers repeat their question's words ("Who wrote Romeo and Juliet?" ->
+"Romeo and Juliet was written by ..."), which a small model misses as often as not. Where the
+last n tokens occurred earlier in the context, the token that followed them then is a guess
+(prompt lookup decoding, Saxena 2023) whose precision was measured on the teacher's answers,
+by n. The drafter's law is the mixture q = (1 - w_n) q_model + w_n [x = that token], with w_n
+that precision: a law like any other, so speculative sampling stays exact, and a copied token
+may lie outside the draft vocabulary.
+
+Either way the drafter returns logits over the whole vocabulary, so the engine and the rules
+see an ordinary q. `DrafterLlamaForCausalLM` is a Llama with both (each optional); importing
+this module registers it with transformers' Auto classes, so `from_pretrained` loads it
+without remote code."""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+
+def fill_value(dtype: torch.dtype) -> float:
+    """The logit of a token the drafter gives probability 0: finite (the engine refuses inf
+    logits) and far enough below any real logit that its probability is exactly 0, also after
+    a temperature divides it (float32 keeps -1e9 / 0.01 finite)."""
+    return max(torch.finfo(dtype).min / 2, -1e9)
+
+
+class DraftVocabHead(torch.nn.Module):
+    """Logits for `ids` (a linear layer of len(ids) rows), scattered into `vocab_size` columns
+    filled with fill_value. `out_features` is the full vocabulary, as for an nn.Linear head."""
+
+    def __init__(self, hidden: int, ids: list[int], vocab_size: int):
+        super().__init__()
+        if not ids or len(set(ids)) != len(ids) or min(ids) < 0 or max(ids) >= vocab_size:
+            raise ValueError(
+                f"a draft vocabulary must be distinct token ids in [0, {vocab_size}), "
+                f"got {len(ids)} ids"
+            )
+        self.in_features, self.out_features = hidden, vocab_size
+        self.weight = torch.nn.Parameter(torch.empty(len(ids), hidden))
+        torch.nn.init.normal_(self.weight, std=0.02)
+        self.vocab_ids = list(ids)
+        # The ids as a tensor, made on first use on the weight's device (not a buffer:
+        # transformers builds models on the meta device, where a buffer's values are lost).
+        self._ids: torch.Tensor | None = None
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        rows = torch.nn.functional.linear(hidden, self.weight)
+        if self._ids is None or self._ids.device != rows.device:
+            self._ids = torch.tensor(self.vocab_ids, dtype=torch.long, device=rows.device)
+        out = rows.new_full((*rows.shape[:-1], self.out_features), fill_value(rows.dtype))
+        return out.index_copy_(-1, self._ids, rows)
+
+
+def lookup(context: torch.Tensor, longest: int) -> tuple[int, int] | None:
+    """(the token that followed the latest earlier occurrence of the context's longest
+    suffix of at most `longest` tokens, that suffix's length), or None where no suffix recurs.
+    `context` is 1-D; ids below 0 (unknown positions) never match. Only the positions that
+    hold the last token are candidates, so this costs one comparison pass and a few steps."""
+    size = context.shape[0]
+    if size < 2 or int(context[-1]) < 0:
+        return None
+    ends = (context[: size - 1] == context[-1]).nonzero().flatten().tolist()
+    if not ends:
+        return None
+    ids, best = context.tolist(), None
+    for i in reversed(ends):  # latest first: a longer match replaces, an equal one does not
+        n = 1
+        while n < longest and i - n >= 0 and ids[i - n] == ids[size - 1 - n] >= 0:
+            n += 1
+        if ids[i + 1] >= 0 and (best is None or n > best[1]):
+            best = (ids[i + 1], n)
+            if n == longest:
+                break
+    return best
+
+
+def mix_lookup(logits: torch.Tensor, context: torch.Tensor, weights: list[float]) -> torch.Tensor:
+    """Logits [vocab] of the law (1 - w) softmax(logits) + w [x = c], with c the lookup token
+    and w = weights[n - 1] for its suffix of n tokens (`logits` itself where no suffix recurs).
+    Only c's logit moves: to logsumexp(l) + log(p_c + w / (1 - w)), which gives c
+    (1 - w) p_c + w and every other token (1 - w) p_x, so zeros stay exactly zero. In place.
+    logsumexp(l) is max(l) - log(max p), from a softmax: torch's exp and logsumexp are ten
+    times slower on the fill logits of a trimmed head (0.6 ms against 0.05 here)."""
+    found = lookup(context, len(weights))
+    if found is None or not 0 < weights[found[1] - 1] < 1:
+        return logits
+    token, n = found
+    w = weights[n - 1]
+    probs = torch.softmax(logits.float(), -1)
+    total = logits.max().item() - math.log(probs.max().item())
+    logits[token] = total + math.log(probs[token].item() + w / (1 - w))
+    return logits
+
+
+class DrafterConfig(LlamaConfig):
+    """A LlamaConfig with `draft_vocab` (the token ids the output layer covers; [] for all)
+    and `lookup_weights` (w_n for suffixes of n = 1, 2, ... tokens; [] for no lookup)."""
+
+    model_type = "speccascade_drafter"
+
+    def __init__(
+        self,
+        draft_vocab: list[int] | None = None,
+        lookup_weights: list[float] | None = None,
+        **kwargs,
+    ):
+        self.draft_vocab = [int(i) for i in draft_vocab or []]
+        self.lookup_weights = [float(w) for w in lookup_weights or []]
+        if not all(0 <= w < 1 for w in self.lookup_weights):
+            raise ValueError(f"lookup weights must lie in [0, 1); got {self.lookup_weights}")
+        if self.draft_vocab:
+            kwargs["tie_word_embeddings"] = False  # the head has its own (fewer) rows
+        super().__init__(**kwargs)
+
+
+class DrafterLlamaForCausalLM(LlamaForCausalLM):
+    """Llama with an optional DraftVocabHead over config.draft_vocab and an optional lookup
+    mixture (config.lookup_weights). The lookup needs the whole context: with a KV cache, each
+    cache's tokens are kept beside it (by the cache object, so concurrent runs with their own
+    caches do not mix) and cut back when the cache is cropped."""
+
+    config_class = DrafterConfig
+
+    def __init__(self, config: DrafterConfig):
+        super().__init__(config)
+        if config.draft_vocab:
+            self.lm_head = DraftVocabHead(config.hidden_size, config.draft_vocab, config.vocab_size)
+        self._contexts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.post_init()
+
+    def forward(self, input_ids=None, cache=None, logits_to_keep=0, **kwargs):
+        cache = cache if cache is not None else kwargs.pop("past_key_values", None)
+        weights = self.config.lookup_weights
+        before = cache.get_seq_length() if (weights and cache is not None) else 0
+        out = super().forward(
+            input_ids=input_ids, cache=cache, logits_to_keep=logits_to_keep, **kwargs
+        )
+        if not weights or input_ids is None:
+            return out
+        context = self._context(input_ids, cache, before, kwargs.get("attention_mask"))
+        logits = out.logits.clone() if out.logits.requires_grad else out.logits
+        n, start = input_ids.shape[1], context.shape[1] - input_ids.shape[1]
+        kept = (
+            logits_to_keep.tolist()
+            if isinstance(logits_to_keep, torch.Tensor)
+            else range(n - logits.shape[1], n)
+        )  # the chunk positions the logits are for
+        for b in range(logits.shape[0]):
+            for j, pos in enumerate(kept):
+                end = start + (pos % n) + 1
+                logits[b, j] = mix_lookup(logits[b, j], context[b, :end], weights)
+        out.logits = logits
+        return out
+
+    def _context(self, input_ids, cache, before: int, mask) -> torch.Tensor:
+        """Every token up to the last of `input_ids` ([batch, n]; masked ones as -1): the
+        tokens kept for this cache, cut to its length before this call, then these."""
+        ids = input_ids.detach()
+        if mask is not None and mask.shape == ids.shape:
+            ids = ids.masked_fill(mask == 0, -1)
+        if cache is None:
+            return ids
+        kept = self._contexts.get(cache)
+        if kept is None or kept.shape[0] != ids.shape[0]:
+            kept = ids.new_full((ids.shape[0], 0), -1)
+        kept = kept[:, :before]
+        if kept.shape[1] < before:  # a cache filled elsewhere: those tokens are unknown
+            kept = torch.cat([ids.new_full((ids.shape[0], before - kept.shape[1]), -1), kept], 1)
+        context = torch.cat([kept, ids], 1)
+        self._contexts[cache] = context
+        return context
+
+
+def make_drafter(
+    model: LlamaForCausalLM,
+    draft_vocab: list[int] | None = None,
+    lookup_weights: list[float] | None = None,
+) -> DrafterLlamaForCausalLM:
+    """`model`'s weights in a DrafterLlama with this draft vocabulary (its output rows for
+    those ids: the argmax over them is unchanged, q is renormalised over them) and these
+    lookup weights; None keeps what `model` has (a plain Llama: all tokens, no lookup)."""
+    old = list(getattr(model.config, "draft_vocab", []) or [])
+    vocab = old if draft_vocab is None else list(draft_vocab)
+    if old and vocab != old:
+        raise ValueError("this drafter is trimmed already: trim the full model instead")
+    weights = (
+        getattr(model.config, "lookup_weights", []) if lookup_weights is None else lookup_weights
+    )
+    base = {
+        k: v
+        for k, v in model.config.to_diff_dict().items()
+        if k not in ("draft_vocab", "lookup_weights", "model_type", "architectures")
+    }
+    config = DrafterConfig(draft_vocab=vocab, lookup_weights=list(weights), **base)
+    config.architectures = [DrafterLlamaForCausalLM.__name__]
+    drafter = DrafterLlamaForCausalLM(config).to(model.dtype)
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("lm_head.")}
+    missing, unexpected = drafter.load_state_dict(state, strict=False)
+    if unexpected or not set(missing) <= {"lm_head.weight"}:
+        raise ValueError(f"cannot make a drafter: missing {missing}, unexpected {unexpected}")
+    head = model.get_output_embeddings().weight.detach()
+    rows = head if vocab == old else head[torch.tensor(vocab, dtype=torch.long)]
+    drafter.get_output_embeddings().weight.data.copy_(rows)
+    return drafter.eval()
+
+
+def trim_vocab(model: LlamaForCausalLM, ids: list[int]) -> DrafterLlamaForCausalLM:
+    """`model` with an output layer of only the rows of `ids` (make_drafter)."""
+    return make_drafter(model, draft_vocab=ids)
+
+
+def head_rows(model: torch.nn.Module) -> int:
+    """How many vocabulary columns a model's logits have (a DraftVocabHead's full vocabulary,
+    not its rows)."""
+    head = model.get_output_embeddings()
+    return int(getattr(head, "out_features", None) or head.weight.shape[0])
+
+
+AutoConfig.register(DrafterConfig.model_type, DrafterConfig, exist_ok=True)
+AutoModelForCausalLM.register(DrafterConfig, DrafterLlamaForCausalLM, exist_ok=True)
+
+__all__ = [
+    "DraftVocabHead",
+    "DrafterConfig",
+    "DrafterLlamaForCausalLM",
+    "fill_value",
+    "head_rows",
+    "lookup",
+    "make_drafter",
+    "mix_lookup",
+    "trim_vocab",
+]
