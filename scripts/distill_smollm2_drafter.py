@@ -522,7 +522,7 @@ def main() -> None:
         student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok)
         result["held_out_top1_agreement"] = result["draft_vocab"]["after_trim"]
     if plan.lookup:
-        student, result["lookup"] = with_lookup(student, rows, held, plan)
+        student, result["lookup"] = with_lookup(student, rows, held, plan, tok)
         result["held_out_top1_agreement"] = result["lookup"]["after"]
     result |= {
         "teacher": str(teacher_dir),
@@ -572,7 +572,9 @@ def trimmed(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, 
                      "after_trim": after}  # fmt: skip
 
 
-def lookup_weights(rows: list[dict], plan: Plan) -> tuple[list[float], list[int]]:
+def lookup_weights(
+    rows: list[dict], plan: Plan, skip: frozenset[int]
+) -> tuple[list[float], list[int]]:
     """w_n for the lookup mixture (models.drafter): how often the token after the latest
     earlier occurrence of the context's last n tokens is the teacher's next token, on a sample
     of the training answers (never the held-out ones); and how many positions had such an n."""
@@ -580,21 +582,28 @@ def lookup_weights(rows: list[dict], plan: Plan) -> tuple[list[float], list[int]
     for r in random.Random(plan.seed).sample(rows, min(plan.lookup_sample, len(rows))):
         seq = torch.tensor(r["prompt"] + r["answer"])
         for j, token in enumerate(r["answer"]):
-            found = lookup(seq[: len(r["prompt"]) + j], plan.lookup)
+            found = lookup(seq[: len(r["prompt"]) + j], plan.lookup, skip)
             if found is not None:
                 seen[found[1] - 1] += 1
                 hits[found[1] - 1] += found[0] == token
     return [round(h / max(1, n), 4) for h, n in zip(hits, seen)], seen
 
 
-def with_lookup(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) -> tuple:
-    """The student with the lookup mixture, its weights, and the held-out agreement before
-    and after."""
-    weights, seen = lookup_weights(rows, plan)
+def with_lookup(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
+    """The student with the lookup mixture, which never proposes the tokenizer's control
+    tokens, its weights, and the held-out agreement before and after."""
+    skip = frozenset(tok.all_special_ids)
+    weights, seen = lookup_weights(rows, plan, skip)
     before = {name: agreement(student, r, plan) for name, r in held.items()}
-    student = make_drafter(student, lookup_weights=weights)
+    student = make_drafter(student, lookup_weights=weights, lookup_skip=sorted(skip))
     after = {name: agreement(student, r, plan) for name, r in held.items()}
-    return student, {"weights": weights, "positions": seen, "before": before, "after": after}
+    return student, {
+        "weights": weights,
+        "skip": sorted(skip),
+        "positions": seen,
+        "before": before,
+        "after": after,
+    }
 
 
 def report(r: dict) -> str:
@@ -637,7 +646,8 @@ def report(r: dict) -> str:
     mixture = (
         "\n* Lookup mixture: where the context's last n tokens (n <= "
         f"{len(k['weights'])}) occurred earlier, the drafter's law puts weight w_n on the token "
-        "that followed them then, w_n being how often that token was the teacher's next on "
+        "that followed them then (never a control token), w_n being how often that token "
+        "was the teacher's next on "
         f"{p['lookup_sample']:,} training answers: "
         + ", ".join(f"w_{i + 1} = {w:.3f}" for i, w in enumerate(k["weights"]))
         + ". Held-out agreement without it: "

@@ -112,24 +112,31 @@ def test_greedy_sd_with_a_trimmed_drafter_is_the_verifiers_greedy_output(trimmed
 WEIGHTS = [0.3, 0.6, 0.8]  # high, so that the tiny vocabulary's many repeats move q often
 
 
-def brute_lookup(ctx: list[int], longest: int):
-    """The definition: the longest suffix first, its latest earlier occurrence."""
+def brute_lookup(ctx: list[int], longest: int, skip: frozenset[int] = frozenset()):
+    """The definition: the longest suffix first, its latest earlier occurrence whose next
+    token neither is a control token nor comes right before one."""
     for n in range(min(longest, len(ctx) - 1), 0, -1):
         for i in range(len(ctx) - n - 1, -1, -1):
-            if ctx[i : i + n] == ctx[len(ctx) - n :]:
-                return ctx[i + n], n
+            after = i + n
+            ends_turn = ctx[after] in skip or (after + 1 < len(ctx) and ctx[after + 1] in skip)
+            if ctx[i:after] == ctx[len(ctx) - n :] and not ends_turn:
+                return ctx[after], n
     return None
 
 
 def test_lookup_finds_the_latest_occurrence_of_the_longest_recurring_suffix():
     rng = torch.Generator().manual_seed(0)
-    for _ in range(3000):
-        size = int(torch.randint(1, 30, (1,), generator=rng))
-        ctx = torch.randint(0, 4, (size,), generator=rng)
-        assert lookup(ctx, 4) == brute_lookup(ctx.tolist(), 4)
+    for skip in (frozenset(), frozenset({0})):
+        for _ in range(3000):
+            size = int(torch.randint(1, 30, (1,), generator=rng))
+            ctx = torch.randint(0, 4, (size,), generator=rng)
+            assert lookup(ctx, 4, skip) == brute_lookup(ctx.tolist(), 4, skip)
     assert lookup(torch.tensor([5, 6, 7, 5, 6]), 4) == (7, 2)
     assert lookup(torch.tensor([5, 6, 7]), 4) is None
     assert lookup(torch.tensor([-1, 6, -1]), 4) is None  # unknown positions never match
+    # the end of a turn is not copied: "?" then <|im_end|> (2) after an echoed question
+    assert lookup(torch.tensor([5, 6, 9, 2, 5, 6]), 4, frozenset({2})) is None
+    assert lookup(torch.tensor([5, 6, 9, 7, 2, 5, 6]), 4, frozenset({2})) == (9, 2)
 
 
 def test_the_mixture_is_the_promised_law_and_keeps_zeros():
@@ -150,12 +157,13 @@ def test_the_mixture_is_the_promised_law_and_keeps_zeros():
 
 @pytest.fixture(scope="module")
 def lookup_pair(tmp_path_factory):
-    """The small-vocabulary pair with its drafter trimmed to KEPT and mixing in the lookup."""
+    """The small-vocabulary pair with its drafter trimmed to KEPT and mixing in the lookup
+    (never of <pad>, <s>, </s>)."""
     root = tmp_path_factory.mktemp("lookup")
     drafter, verifier = save_pair(root, "llama", char_tokenizer("abcde"), seed=3, scale=3.0)
     folder = root / "lookup-drafter"
     model = AutoModelForCausalLM.from_pretrained(drafter)
-    make_drafter(model, draft_vocab=KEPT, lookup_weights=WEIGHTS).save_pretrained(folder)
+    make_drafter(model, KEPT, WEIGHTS, lookup_skip=[0, 1, 2]).save_pretrained(folder)
     char_tokenizer("abcde").save_pretrained(folder)
     pair = load_pair(str(folder), verifier)
     pair.eos_ids = frozenset()

@@ -405,6 +405,7 @@ def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
     assert config["vocab_size"] == 49152 and config["eos_token_id"] in config["draft_vocab"]
     assert 1000 < len(set(config["draft_vocab"])) == len(config["draft_vocab"]) < 49152
     assert config["lookup_weights"] and all(0 < w < 1 for w in config["lookup_weights"])
+    assert config["eos_token_id"] in config["lookup_skip"]  # the lookup never ends a turn
     report = json.loads((folder / "DISTILL.json").read_text())
     agreement = report["held_out_top1_agreement"]  # per held-out set: eval, general, people
     assert {"eval", "general"} <= set(agreement) and report["prompts"] > 0
