@@ -31,6 +31,7 @@ from speccascade.analysis.bench import hf_generate, machine_info  # noqa: E402
 from speccascade.analysis.evalsets import GENERAL_QA, find_item, load_evalset  # noqa: E402
 from speccascade.analysis.project import measure_profile  # noqa: E402
 from speccascade.core.engine import Settings, generate  # noqa: E402
+from speccascade.models.loading import load_pair  # noqa: E402
 from speccascade.models.presets import get_preset, load_preset  # noqa: E402
 
 DISTILL = ROOT / "assets" / "models" / "smollm2-drafter" / "DISTILL.json"
@@ -84,6 +85,11 @@ def main() -> None:
     ap.add_argument(
         "--sweep", action="store_true", help="only the cascade rules and alphas on general_qa"
     )
+    ap.add_argument(
+        "--drafter-before",
+        type=Path,
+        help="an earlier drafter folder: SD and a cascade with it run side by side on general_qa",
+    )
     args = ap.parse_args()
     if args.sweep:
         out = json.loads(OUT.read_text()) if OUT.exists() else {"preset": PRESET}
@@ -100,8 +106,12 @@ def main() -> None:
     pair = load_preset(PRESET, dtype="float32")
     out["machine"] = machine_info(pair)
     plain = load_preset(PRESET, dtype="float32", kernels="default")
-    out["general_qa"] = general_qa(pair, gamma=4, plain=plain)
-    del plain
+    before = None
+    if args.drafter_before:
+        verifier = get_preset(PRESET).model_ids()[1]
+        before = load_pair(str(args.drafter_before), verifier, dtype="float32")
+    out["general_qa"] = general_qa(pair, gamma=4, plain=plain, before=before)
+    del plain, before
     if DISTILL.exists():
         out["distill"] = json.loads(DISTILL.read_text())["held_out_top1_agreement"]
     del pair
@@ -279,9 +289,10 @@ def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[fl
 
 
 PLAIN = ", PyTorch's kernels"  # the suffix of the runs on PyTorch's own CPU kernels
+BEFORE = ", drafter before"  # the suffix of the runs with `--drafter-before`'s drafter
 
 
-def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) -> dict:
+def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, before=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
     by 8%): 50 general-knowledge questions none of the distillation prompts asked, greedy.
@@ -289,7 +300,9 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) ->
     the verifier's with a paired bootstrap interval. `pair` runs on `auto` kernels (blocked
     weights for the verifier); `plain` (the pair on PyTorch's own kernels, the runs before
     blocked weights) runs the verifier alone and SD with confidence windows too, side by side;
-    every speed-up is also given against the faster verifier alone."""
+    every speed-up is also given against the faster verifier alone. `before` (the pair with
+    an earlier drafter) runs SD and the TokenV3 a=0.7 cascade with confidence windows too.
+    The fastest SD and cascade are picked among `pair`'s own runs."""
     items = load_evalset(GENERAL_QA)
     cfgs = cfgs or general_configs(gamma, new_tokens)
     runs = {name: (pair, s) for name, s in cfgs.items()}
@@ -297,6 +310,11 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) ->
         for name in ("verifier", "SD confidence g=5"):
             runs[name + PLAIN] = (plain, cfgs[name])
         generate(plain, items[0].question, cfgs["verifier"])
+    if before is not None:
+        for name in ("SD confidence g=5", "cascade TokenV3 a=0.7 confidence g=5"):
+            if name in cfgs:
+                runs[name + BEFORE] = (before, cfgs[name])
+        generate(before, items[0].question, cfgs["SD confidence g=5"])
     generate(pair, items[0].question, cfgs["verifier"])  # warm-up
     walls = {k: 0.0 for k in runs}
     right = {k: [] for k in runs}
@@ -334,7 +352,9 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) ->
     ok = [
         k
         for k in methods
-        if k.startswith("cascade") and methods[k]["accuracy_minus_verifier"] >= -MAX_ACCURACY_LOSS
+        if k.startswith("cascade")
+        and ", " not in k  # not the comparison runs (PLAIN, BEFORE)
+        and methods[k]["accuracy_minus_verifier"] >= -MAX_ACCURACY_LOSS
     ]
     return {
         "questions": len(items),
@@ -342,7 +362,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None) ->
         "methods": methods,
         "fastest_sd": max(
             (k for k in methods if k.startswith("SD")),
-            key=lambda k: methods[k]["speedup_vs_verifier"],
+            key=lambda k: methods[k]["speedup_vs_verifier"] if ", " not in k else 0,
         ),
         "fastest_cascade_within_2_points": max(ok, key=lambda k: methods[k]["speedup_vs_verifier"])
         if ok
