@@ -70,7 +70,15 @@ def trimmed_pair(tmp_path_factory):
 
 
 def test_a_trimmed_drafter_loads_as_its_own_class(trimmed_pair):
+    import copy
+    import pickle
+
     assert isinstance(trimmed_pair.drafter, DrafterLlamaForCausalLM)
+    for clone in (
+        copy.deepcopy(trimmed_pair.drafter),
+        pickle.loads(pickle.dumps(trimmed_pair.drafter)),
+    ):
+        assert isinstance(clone, DrafterLlamaForCausalLM) and len(clone._contexts) == 0
     assert trimmed_pair.drafter.config.draft_vocab == KEPT
     assert trimmed_pair.vocab_size == 8  # the full vocabulary, not the head's 6 rows
 

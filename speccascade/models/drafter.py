@@ -69,9 +69,9 @@ def lookup(
     An occurrence does not count where the token after it is in `skip` (control tokens) or
     is followed by one: the end of a turn is not copied. An answer that starts by echoing its
     question ("The capital of Japan") must not go on with the question's "?<|im_end|>"
-    (measured: lenient cascades then kept echoed questions as answers). `context` is 1-D; ids below 0 (unknown
-    positions) never match. Only the positions that hold the last token are candidates, so
-    this costs one comparison pass and a few steps."""
+    (measured: lenient cascades then kept echoed questions as answers). `context` is 1-D;
+    ids below 0 (unknown positions) never match. Only the positions that hold the last token
+    are candidates, so this costs one comparison pass and a few steps."""
     size = context.shape[0]
     if size < 2 or int(context[-1]) < 0:
         return None
@@ -177,6 +177,15 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
                 logits[b, j] = mix_lookup(logits[b, j], context[b, :end], weights, self._skip)
         out.logits = logits
         return out
+
+    def __getstate__(self) -> dict:  # the per-cache contexts hold weak references
+        state = self.__dict__.copy()
+        state["_contexts"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._contexts = weakref.WeakKeyDictionary()
 
     def _context(self, input_ids, cache, before: int, mask) -> torch.Tensor:
         """Every token up to the last of `input_ids` ([batch, n]; masked ones as -1): the
