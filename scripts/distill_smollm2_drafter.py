@@ -586,7 +586,8 @@ def lookup_weights(
             if found is not None:
                 seen[found[1] - 1] += 1
                 hits[found[1] - 1] += found[0] == token
-    return [round(h / max(1, n), 4) for h, n in zip(hits, seen)], seen
+    # (below 1: a bucket where every lookup was right would otherwise make w = 1)
+    return [min(round(h / max(1, n), 4), 0.999) for h, n in zip(hits, seen)], seen
 
 
 def with_lookup(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
@@ -635,12 +636,16 @@ def report(r: dict) -> str:
         if v
         else ""
     )
+    done = [x for x, key in (("trimmed", "draft_vocab"), ("given the lookup mixture", "lookup"))
+            if r.get(key)]  # fmt: skip
     training = (
         f"Training: soft top-k cross-entropy + {p['hard_weight']} x next-token loss, AdamW lr "
         f"{p['lr']}, batch {p['batch']} answers, {r['steps']} steps in {r['student_minutes']} "
         f"min{continued}."
         if r["steps"]
-        else f"Training: none in this run; the output layer of the earlier student {r['init_note']} was {'trimmed and given the lookup mixture' if r.get('lookup') else 'trimmed'}."
+        else f"Training: none in this run; the earlier student {r['init_note']} was "
+        + (" and ".join(done) if done else "kept as it was")
+        + "."
     )
     k = r.get("lookup")
     mixture = (

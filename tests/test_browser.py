@@ -80,7 +80,7 @@ def set_numbers(page, values: dict[str, str], tries: int = 3) -> None:
     Tab leaves the box, which is where a slider clamps and sends its value."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    read = "([s, v]) => document.querySelector(s) && document.querySelector(s).value === v"
+    read = "pairs => pairs.every(([s, v]) => (document.querySelector(s) || {}).value === v)"
     for attempt in range(tries):
         for elem, value in values.items():
             box = page.locator(f"{elem} input[type=number]")
@@ -89,11 +89,9 @@ def set_numbers(page, values: dict[str, str], tries: int = 3) -> None:
                 box.fill(value)
                 box.press("Tab")
         page.wait_for_timeout(300)  # a late mount shows within a frame or two
-        try:
-            for elem, value in values.items():
-                page.wait_for_function(
-                    read, arg=[f"{elem} input[type=number]", value], timeout=5_000
-                )
+        try:  # every box at once: one already checked could be reset while another is waited on
+            pairs = [[f"{elem} input[type=number]", value] for elem, value in values.items()]
+            page.wait_for_function(read, arg=pairs, timeout=5_000)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:

@@ -154,17 +154,41 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
         self._skip = frozenset(config.lookup_skip)
         self.post_init()
 
-    def forward(self, input_ids=None, cache=None, logits_to_keep=0, **kwargs):
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        position_ids=None,
+        cache=None,
+        inputs_embeds=None,
+        labels=None,
+        use_cache=None,
+        logits_to_keep=0,
+        **kwargs,
+    ):
+        """LlamaForCausalLM's forward; with lookup weights (in eval mode) the logits are the
+        mixture's, in float32. The mixture needs the ids and a dict output."""
         cache = cache if cache is not None else kwargs.pop("past_key_values", None)
-        weights = self.config.lookup_weights
+        weights = self.config.lookup_weights if not self.training else []
         before = cache.get_seq_length() if (weights and cache is not None) else 0
         out = super().forward(
-            input_ids=input_ids, cache=cache, logits_to_keep=logits_to_keep, **kwargs
-        )
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+            cache=cache, inputs_embeds=inputs_embeds, labels=labels, use_cache=use_cache,
+            logits_to_keep=logits_to_keep, **kwargs,
+        )  # fmt: skip
         if not weights or input_ids is None:
             return out
-        context = self._context(input_ids, cache, before, kwargs.get("attention_mask"))
-        logits = out.logits.clone() if out.logits.requires_grad else out.logits
+        if isinstance(out, tuple):
+            raise ValueError("the lookup mixture needs return_dict=True")
+        if isinstance(logits_to_keep, torch.Tensor) and (
+            logits_to_keep.dim() != 1 or logits_to_keep.dtype == torch.bool
+        ):
+            raise NotImplementedError("the lookup mixture takes logits_to_keep as int or 1-D ids")
+        context = self._context(input_ids, cache, before, attention_mask)
+        if cache is None and getattr(out, "cache", None) is not None:
+            self._contexts[out.cache] = context  # a cache transformers made for this call
+        logits = out.logits.float()  # the mixture's weights need float32 steps
+        logits = logits.clone() if logits is out.logits and logits.requires_grad else logits
         n, start = input_ids.shape[1], context.shape[1] - input_ids.shape[1]
         kept = (
             logits_to_keep.tolist()
@@ -184,7 +208,7 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self._contexts = weakref.WeakKeyDictionary()
 
     def _context(self, input_ids, cache, before: int, mask) -> torch.Tensor:
@@ -233,7 +257,7 @@ def make_drafter(
         draft_vocab=vocab, lookup_weights=list(weights), lookup_skip=list(skip), **base
     )
     config.architectures = [DrafterLlamaForCausalLM.__name__]
-    drafter = DrafterLlamaForCausalLM(config).to(model.dtype)
+    drafter = DrafterLlamaForCausalLM(config).to(model.device, model.dtype)
     state = {k: v for k, v in model.state_dict().items() if not k.startswith("lm_head.")}
     missing, unexpected = drafter.load_state_dict(state, strict=False)
     if unexpected or not set(missing) <= {"lm_head.weight"}:
