@@ -292,6 +292,11 @@ PLAIN = ", PyTorch's kernels"  # the suffix of the runs on PyTorch's own CPU ker
 BEFORE = ", drafter before"  # the suffix of the runs with `--drafter-before`'s drafter
 
 
+def compared(name: str) -> bool:
+    """A side-by-side comparison run (PLAIN, BEFORE), not one of the pair's own methods."""
+    return name.endswith((PLAIN, BEFORE))
+
+
 def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, before=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
@@ -353,7 +358,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, be
         k
         for k in methods
         if k.startswith("cascade")
-        and ", " not in k  # not the comparison runs (PLAIN, BEFORE)
+        and not compared(k)
         and methods[k]["accuracy_minus_verifier"] >= -MAX_ACCURACY_LOSS
     ]
     return {
@@ -362,7 +367,7 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, be
         "methods": methods,
         "fastest_sd": max(
             (k for k in methods if k.startswith("SD")),
-            key=lambda k: methods[k]["speedup_vs_verifier"] if ", " not in k else 0,
+            key=lambda k: methods[k]["speedup_vs_verifier"] if not compared(k) else 0,
         ),
         "fastest_cascade_within_2_points": max(ok, key=lambda k: methods[k]["speedup_vs_verifier"])
         if ok

@@ -53,7 +53,7 @@ from demo_corpus import load_famous  # noqa: E402
 from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade.analysis.evalsets import GENERAL_QA, load_evalset  # noqa: E402
-from speccascade.models.drafter import lookup, make_drafter, trim_vocab  # noqa: E402
+from speccascade.models.drafter import lookup, make_drafter  # noqa: E402
 
 OUT = ROOT / "assets" / "models" / "smollm2-drafter"
 
@@ -352,7 +352,8 @@ def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
     weight = weight / weight.sum(-1, keepdim=True).clamp_min(1e-9)
     soft = -(weight * picked.gather(-1, top_i).clamp_min(-1e4)).sum(-1).mean()
     hard = torch.tensor(hard)
-    hard_loss = F.nll_loss(picked[covered(student, hard)], hard[covered(student, hard)])
+    has = covered(student, hard)
+    hard_loss = F.nll_loss(picked[has], hard[has])
     agree = (picked.argmax(-1) == top_i[:, 0]).float().mean().item()
     return (1 - plan.hard_weight) * soft + plan.hard_weight * hard_loss, agree
 
@@ -519,10 +520,12 @@ def main() -> None:
         result["init_report"] = json.loads((args.init / "DISTILL.json").read_text())
         result["note"] = result["init_report"].get("note", "")
     if plan.draft_vocab:
-        student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok)
+        before = result["held_out_top1_agreement"]
+        student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok, before)
         result["held_out_top1_agreement"] = result["draft_vocab"]["after_trim"]
     if plan.lookup:
-        student, result["lookup"] = with_lookup(student, rows, held, plan, tok)
+        before = result["held_out_top1_agreement"]
+        student, result["lookup"] = with_lookup(student, rows, held, plan, tok, before)
         result["held_out_top1_agreement"] = result["lookup"]["after"]
     result |= {
         "teacher": str(teacher_dir),
@@ -552,15 +555,16 @@ def frequent_tokens(rows: list[dict], n: int, always: list[int]) -> list[int]:
     return sorted(keep)
 
 
-def trimmed(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
+def trimmed(
+    student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok, before: dict
+) -> tuple:
     """The student with an output layer over the plan.draft_vocab tokens most frequent in the
     training answers (FR-Spec's frequency-ranked draft vocabulary; models.drafter), and
     what that costs: the share of held-out answer tokens it covers and the agreement before
-    and after."""
+    (the student's, measured already) and after."""
     eos = tok.eos_token_id if isinstance(tok.eos_token_id, int) else None
     ids = frequent_tokens(rows, plan.draft_vocab, [i for i in (eos,) if i is not None])
-    before = {name: agreement(student, r, plan) for name, r in held.items()}
-    student = trim_vocab(student, ids)
+    student = make_drafter(student, draft_vocab=ids)
     kept = set(ids)
     cover = {
         name: sum(t in kept for x in r for t in x["answer"])
@@ -590,12 +594,13 @@ def lookup_weights(
     return [min(round(h / max(1, n), 4), 0.999) for h, n in zip(hits, seen)], seen
 
 
-def with_lookup(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok) -> tuple:
+def with_lookup(
+    student, rows: list[dict], held: dict[str, list[dict]], plan: Plan, tok, before: dict
+) -> tuple:
     """The student with the lookup mixture, which never proposes the tokenizer's control
-    tokens, its weights, and the held-out agreement before and after."""
+    tokens, its weights, and the held-out agreement before (measured already) and after."""
     skip = frozenset(tok.all_special_ids)
     weights, seen = lookup_weights(rows, plan, skip)
-    before = {name: agreement(student, r, plan) for name, r in held.items()}
     student = make_drafter(student, lookup_weights=weights, lookup_skip=sorted(skip))
     after = {name: agreement(student, r, plan) for name, r in held.items()}
     return student, {

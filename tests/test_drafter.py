@@ -22,7 +22,6 @@ from speccascade.models.drafter import (
     lookup,
     make_drafter,
     mix_lookup,
-    trim_vocab,
 )
 from speccascade.models.loading import load_pair
 
@@ -32,7 +31,7 @@ KEPT = [0, 1, 2, 3, 4, 6]
 
 def test_the_trimmed_head_keeps_its_rows_and_gives_the_rest_probability_zero():
     model = build_model("llama", 8, 16, 1, seed=3, scale=3.0)
-    trimmed = trim_vocab(model, KEPT)
+    trimmed = make_drafter(model, draft_vocab=KEPT)
     ids = torch.tensor([[1, 3, 4, 6, 5]])
     with torch.no_grad():
         full, cut = model(ids).logits, trimmed(ids).logits
@@ -63,7 +62,8 @@ def trimmed_pair(tmp_path_factory):
     root = tmp_path_factory.mktemp("trimmed")
     drafter, verifier = save_pair(root, "llama", char_tokenizer("abcde"), seed=3, scale=3.0)
     folder = root / "trimmed-drafter"
-    trim_vocab(AutoModelForCausalLM.from_pretrained(drafter), KEPT).save_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(drafter)
+    make_drafter(model, draft_vocab=KEPT).save_pretrained(folder)
     char_tokenizer("abcde").save_pretrained(folder)
     pair = load_pair(str(folder), verifier)
     pair.eos_ids = frozenset()

@@ -268,11 +268,6 @@ def make_drafter(
     return drafter.eval()
 
 
-def trim_vocab(model: LlamaForCausalLM, ids: list[int]) -> DrafterLlamaForCausalLM:
-    """`model` with an output layer of only the rows of `ids` (make_drafter)."""
-    return make_drafter(model, draft_vocab=ids)
-
-
 def head_rows(model: torch.nn.Module) -> int:
     """How many vocabulary columns a model's logits have (a DraftVocabHead's full vocabulary,
     not its rows)."""
@@ -292,5 +287,4 @@ __all__ = [
     "lookup",
     "make_drafter",
     "mix_lookup",
-    "trim_vocab",
 ]
