@@ -238,3 +238,69 @@ def test_greedy_sd_with_a_lookup_drafter_is_the_verifiers_greedy_output(lookup_p
                 max_new_tokens=24,
             )  # fmt: skip
             assert sd.new_token_ids == alone.new_token_ids
+
+
+# --- the lean decode step -------------------------------------------------------------------
+
+
+def _steps(model, lean: bool) -> list[torch.Tensor]:
+    """Logits of a cached run as the engine drives a drafter: a prompt, single tokens, a
+    window of two after a bonus token, a crop (a rejection), with and without logits_to_keep."""
+    from transformers import DynamicCache
+
+    model.lean_decode = lean
+    cache, out = DynamicCache(config=model.config), []
+    try:
+        with torch.no_grad():
+            out.append(model(input_ids=torch.tensor([[1, 3, 4, 3, 6]]), cache=cache).logits)
+            for j, ids in enumerate(([4], [3], [6, 4], [3], [4, 4, 6], [3])):
+                keep = 0 if j % 2 else 1
+                if j == 4:
+                    cache.crop(-2)
+                out.append(
+                    model(input_ids=torch.tensor([ids]), cache=cache, logits_to_keep=keep).logits
+                )
+    finally:
+        model.lean_decode = True
+    return out
+
+
+@pytest.mark.parametrize("heads,kv_heads", [(2, 2), (4, 2), (3, 1)])
+def test_the_lean_decode_step_gives_transformers_logits(heads, kv_heads):
+    """decode_step runs the same products as LlamaForCausalLM's forward (prefill, single
+    tokens, windows after a cache, crops; grouped-query heads too) and the drafter's mixture
+    on top of it, so the logits agree with transformers' own forward."""
+    from transformers import DynamicCache
+
+    from speccascade.models.drafter import lean_decode_ok
+
+    base = build_model("llama", 8, 24, 2, seed=5, scale=3.0, heads=heads, kv_heads=kv_heads)
+    for drafter in (make_drafter(base, KEPT), make_drafter(base, KEPT, WEIGHTS, [0, 1, 2])):
+        assert lean_decode_ok(drafter, torch.tensor([[1]]), DynamicCache(config=drafter.config))
+        lean, plain = _steps(drafter, True), _steps(drafter, False)
+        assert [a.shape for a in lean] == [b.shape for b in plain]
+        for a, b in zip(lean, plain):
+            assert torch.allclose(a, b, atol=1e-5), (a - b).abs().max()
+
+
+def test_the_lean_decode_step_leaves_what_it_cannot_run_to_transformers(monkeypatch):
+    """Training, a mask, an embedding input, no cache or half precision: transformers' forward
+    runs them (decode_step is never called)."""
+    from transformers import DynamicCache
+
+    import speccascade.models.drafter as drafter_module
+
+    model = make_drafter(build_model("llama", 8, 16, 1, seed=3, scale=3.0), KEPT)
+    ids = torch.tensor([[1, 3, 4]])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("decode_step ran")
+
+    monkeypatch.setattr(drafter_module, "decode_step", refuse)
+    with torch.no_grad():
+        model(input_ids=ids)  # no cache
+        model(input_ids=ids, attention_mask=torch.ones_like(ids), cache=DynamicCache())
+        model(inputs_embeds=model.model.embed_tokens(ids), cache=DynamicCache())
+        model.half()(input_ids=ids, cache=DynamicCache(config=model.config))
+    model.float().train()
+    model(input_ids=ids, cache=DynamicCache(config=model.config))

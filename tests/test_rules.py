@@ -14,6 +14,10 @@ from speccascade.core.rules import (
     acceptance_probability,
     build_target,
     decide,
+    divergences,
+    entropy,
+    js_divergence,
+    kl_divergence,
     tv_distance,
 )
 from speccascade.core.sampling import Sampler, first_rejection, residual_probs
@@ -288,3 +292,16 @@ def test_sampler_top_p_top_k_and_greedy():
     assert topk[0, 3] == 0 and topk.dtype == torch.float32
     bf16 = Sampler(1.0, 0, 1.0, gen).probs(logits.bfloat16())
     assert bf16.dtype == torch.float32
+
+
+def test_the_fused_divergences_are_the_separate_ones():
+    """The trace's one-pass H(p), KL(p||q), JSD(p, q) equal the definitions, zeros included
+    (0 log 0 terms vanish; KL stays finite where q is 0)."""
+    q1, p1 = random_laws(n=16, vocab=9, seed=4, peak=6.0)
+    q1[:4, :3] = 0.0
+    p1[4:8, 5:] = 0.0
+    ent, kl, jsd = divergences(p1, q1)
+    assert torch.equal(ent, entropy(p1))
+    assert torch.equal(kl, kl_divergence(p1, q1))
+    assert torch.equal(jsd, js_divergence(p1, q1))
+    assert torch.isfinite(kl).all() and (kl[:4] > 0).all()

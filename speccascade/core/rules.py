@@ -65,6 +65,22 @@ def js_divergence(p: Tensor, q: Tensor) -> Tensor:
     return (0.5 * kl_divergence(p, m) + 0.5 * kl_divergence(q, m)).clamp(0, math.log(2))
 
 
+def divergences(p: Tensor, q: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(H(p), KL(p || q), JSD(p, q)) per row: the same numbers as entropy, kl_divergence and
+    js_divergence, from three logarithms of the vocabulary instead of seven (the trace
+    records all three for every drafted position, every round)."""
+    log_p, log_q = _log(p), _log(q)
+    m = (p + q) / 2
+    log_m = _log(m)
+    kl_pm = (p * (log_p - log_m)).sum(-1).clamp_min(0)
+    kl_qm = (q * (log_q - log_m)).sum(-1).clamp_min(0)
+    return (
+        -(p * log_p).sum(-1),
+        (p * (log_p - log_q)).sum(-1).clamp_min(0),
+        (0.5 * kl_pm + 0.5 * kl_qm).clamp(0, math.log(2)),
+    )
+
+
 def normalise(x: Tensor) -> Tensor:
     """Rows divided by their sums; an all-zero row stays zero (docs/method.md, fact 2)."""
     total = x.sum(-1, keepdim=True)

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from speccascade.core.rules import Target, entropy, js_divergence, kl_divergence, tv_distance
+from speccascade.core.rules import Target, divergences, tv_distance
 
 Source = Literal["accepted", "resampled", "bonus", "drafter", "verifier"]
 
@@ -151,9 +151,7 @@ def token_records(
     nb = 0 if q is None or p is None else min(n, q.unit.shape[0], p.unit.shape[0])
     if nb:
         cols["dtv"] = tv_distance(p.scaled[:nb], q.scaled[:nb])
-        cols["ent_p"] = entropy(p.unit[:nb])
-        cols["kl"] = kl_divergence(p.unit[:nb], q.unit[:nb])
-        cols["jsd"] = js_divergence(p.unit[:nb], q.unit[:nb])
+        cols["ent_p"], cols["kl"], cols["jsd"] = divergences(p.unit[:nb], q.unit[:nb])
     if nd and target is not None and target.defer is not None:
         cols["defer"] = target.defer[:nd].gather(1, drafts[:nd, None])[:, 0].float()
     if nd and accept_prob is not None:
@@ -223,6 +221,7 @@ def draft_records(
         if target.defer is not None
         else torch.full((g,), torch.nan, device=drafts.device)
     )
+    ent_p, kl, jsd = divergences(p.unit[:g], q.unit[:g])
     table = torch.stack(
         [
             q.unit[rows, drafts],
@@ -233,9 +232,9 @@ def draft_records(
             defer,
             accept_prob[:g],
             u[:g],
-            entropy(p.unit[:g]),
-            kl_divergence(p.unit[:g], q.unit[:g]),
-            js_divergence(p.unit[:g], q.unit[:g]),
+            ent_p,
+            kl,
+            jsd,
         ],
         dim=1,
     ).tolist()
