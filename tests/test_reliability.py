@@ -499,3 +499,20 @@ def test_in_background_batches_and_stops_its_worker():
     with pytest.raises(ModelRuntimeError, match="boom"):
         for _ in in_background(fail, interval=0.0):
             pass
+
+
+def test_check_finite_refuses_nan_and_inf_and_passes_large_finite_logits():
+    from speccascade.core.sampling import check_finite
+
+    big = torch.full((2, 8), 3e38)  # finite, though their sum overflows
+    check_finite(big, "verifier")
+    check_finite(torch.full((1, 8), -1e9), "drafter")
+    for bad in (torch.nan, torch.inf, -torch.inf):
+        logits = torch.zeros(3, 8)
+        logits[2, 5] = bad
+        with pytest.raises(NonFiniteLogitsError, match="the drafter produced NaN or infinite"):
+            check_finite(logits, "drafter")
+    both = torch.zeros(1, 8)
+    both[0, 1], both[0, 2] = torch.inf, -torch.inf
+    with pytest.raises(NonFiniteLogitsError):
+        check_finite(both, "drafter")
