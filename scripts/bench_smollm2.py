@@ -13,6 +13,7 @@ all alike); times are summed over questions.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import statistics
@@ -86,6 +87,12 @@ def main() -> None:
         "--sweep", action="store_true", help="only the cascade rules and alphas on general_qa"
     )
     ap.add_argument(
+        "--transformers-drafter",
+        action="store_true",
+        help="SD and a cascade with the drafter on transformers' own forward (no decode_step) "
+        "side by side on general_qa",
+    )
+    ap.add_argument(
         "--drafter-before",
         type=Path,
         help="an earlier drafter folder: SD and a cascade with it run side by side on general_qa",
@@ -106,12 +113,16 @@ def main() -> None:
     pair = load_preset(PRESET, dtype="float32")
     out["machine"] = machine_info(pair)
     plain = load_preset(PRESET, dtype="float32", kernels="default")
-    before = None
+    compare = {}
     if args.drafter_before:
         verifier = get_preset(PRESET).model_ids()[1]
-        before = load_pair(str(args.drafter_before), verifier, dtype="float32")
-    out["general_qa"] = general_qa(pair, gamma=4, plain=plain, before=before)
-    del plain, before
+        compare[BEFORE] = load_pair(str(args.drafter_before), verifier, dtype="float32")
+    if args.transformers_drafter:
+        drafter = copy.deepcopy(pair.drafter)
+        drafter.lean_decode = False
+        compare[HF_DRAFTER] = replace(pair, drafter=drafter)
+    out["general_qa"] = general_qa(pair, gamma=4, plain=plain, compare=compare)
+    del plain, compare
     if DISTILL.exists():
         out["distill"] = json.loads(DISTILL.read_text())["held_out_top1_agreement"]
     del pair
@@ -290,14 +301,16 @@ def paired_interval(a: list[bool], b: list[bool], draws: int = 4000) -> tuple[fl
 
 PLAIN = ", PyTorch's kernels"  # the suffix of the runs on PyTorch's own CPU kernels
 BEFORE = ", drafter before"  # the suffix of the runs with `--drafter-before`'s drafter
+HF_DRAFTER = ", transformers' drafter forward"  # `--transformers-drafter`: no decode_step
 
 
 def compared(name: str) -> bool:
-    """A side-by-side comparison run (PLAIN, BEFORE), not one of the pair's own methods."""
-    return name.endswith((PLAIN, BEFORE))
+    """A side-by-side comparison run (PLAIN, BEFORE, HF_DRAFTER), not one of the pair's own
+    methods."""
+    return name.endswith((PLAIN, BEFORE, HF_DRAFTER))
 
 
-def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, before=None) -> dict:
+def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, compare=None) -> dict:
     """Key-fact accuracy where the verifier mostly knows the answer (the project's eval
     questions are obscure people SmolLM2-135M rarely knows, so one answer moves its accuracy
     by 8%): 50 general-knowledge questions none of the distillation prompts asked, greedy.
@@ -305,8 +318,9 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, be
     the verifier's with a paired bootstrap interval. `pair` runs on `auto` kernels (blocked
     weights for the verifier); `plain` (the pair on PyTorch's own kernels, the runs before
     blocked weights) runs the verifier alone and SD with confidence windows too, side by side;
-    every speed-up is also given against the faster verifier alone. `before` (the pair with
-    an earlier drafter) runs SD and the TokenV3 a=0.7 cascade with confidence windows too.
+    every speed-up is also given against the faster verifier alone. `compare` (suffix ->
+    the pair with another drafter: an earlier one, BEFORE; the same one on transformers'
+    forward, HF_DRAFTER) runs SD and the TokenV3 a=0.7 cascade with confidence windows too.
     The fastest SD and cascade are picked among `pair`'s own runs."""
     items = load_evalset(GENERAL_QA)
     cfgs = cfgs or general_configs(gamma, new_tokens)
@@ -315,11 +329,11 @@ def general_qa(pair, gamma: int, new_tokens: int = 32, plain=None, cfgs=None, be
         for name in ("verifier", "SD confidence g=5"):
             runs[name + PLAIN] = (plain, cfgs[name])
         generate(plain, items[0].question, cfgs["verifier"])
-    if before is not None:
+    for suffix, other in (compare or {}).items():
         for name in ("SD confidence g=5", "cascade TokenV3 a=0.7 confidence g=5"):
             if name in cfgs:
-                runs[name + BEFORE] = (before, cfgs[name])
-        generate(before, items[0].question, cfgs["SD confidence g=5"])
+                runs[name + suffix] = (other, cfgs[name])
+        generate(other, items[0].question, cfgs["SD confidence g=5"])
     generate(pair, items[0].question, cfgs["verifier"])  # warm-up
     walls = {k: 0.0 for k in runs}
     right = {k: [] for k in runs}
