@@ -14,9 +14,16 @@ that precision: a law like any other, so speculative sampling stays exact, and a
 may lie outside the draft vocabulary.
 
 Either way the drafter returns logits over the whole vocabulary, so the engine and the rules
-see an ordinary q. `DrafterLlamaForCausalLM` is a Llama with both (each optional); importing
-this module registers it with transformers' Auto classes, so `from_pretrained` loads it
-without remote code."""
+see an ordinary q.
+
+Lean decode step. A drafter this small (4 layers of 192 units) spends most of a step in
+transformers' per-module Python, and it runs once per draft: `decode_step` computes the same
+products in the same order (the shipped drafter's logits bit for bit) for the cached float32 CPU calls the engine
+makes, and transformers' forward runs everything else.
+
+`DrafterLlamaForCausalLM` is a Llama with all three (the first two optional); importing this
+module registers it with transformers' Auto classes, so `from_pretrained` loads it without
+remote code."""
 
 from __future__ import annotations
 
