@@ -18,8 +18,8 @@ see an ordinary q.
 
 Lean decode step. A drafter this small (4 layers of 192 units) spends most of a step in
 transformers' per-module Python, and it runs once per draft: `decode_step` computes the same
-products in the same order (the shipped drafter's logits bit for bit) for the cached float32 CPU calls the engine
-makes, and transformers' forward runs everything else.
+products in the same order (the shipped drafter's logits bit for bit) for the cached float32
+CPU calls the engine makes, and transformers' forward runs everything else.
 
 `DrafterLlamaForCausalLM` is a Llama with all three (the first two optional); importing this
 module registers it with transformers' Auto classes, so `from_pretrained` loads it without
