@@ -16,11 +16,11 @@ from speccascade.core import engine
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SCENES = ("sd", "cascade", "hard", "alpha")
-# What may stay Latin on the Chinese page: the project's name, rule and method names, symbols,
-# file formats, the Gradio footer's brand, the papers cited, and the model's own output
-# (removed before this).
+# What may stay Latin on the Chinese page: the project's and models' names, rule and method
+# names, symbols, file formats, the Gradio footer's brand, the papers cited, and the model's
+# own output (removed before this).
 ALLOWED = (
-    r"speccascade|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
+    r"speccascade|SmolLM2|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
     r"docs/method\.md|owner/name|max|norm|trace|\.csv|\.json|"
     r"Narasimhan|Leviathan|Chen|Tran-Thien|Kim|Cai|Medusa|Holsman|Sun|DIVERSE|Jensen|Shannon|"
     r"assistant_ensemble_weight|transformers|weight|arXiv|ICLR|ICML"  # authors, venues, code

@@ -565,3 +565,36 @@ def test_model_load_errors(tmp_path, tiny_dirs, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError, match="unreachable"):
         load_pair("someone/not-cached-model", tiny_dirs["llama"][1])
+
+
+def test_a_character_split_over_byte_tokens_is_shown_once_on_the_token_that_completes_it():
+    """SmolLM2's byte-level tokenizer writes many Chinese characters as 2-3 tokens: every
+    token's text is what it adds to the answer, never a U+FFFD, and the pieces join to the
+    answer's text."""
+    from types import SimpleNamespace
+
+    from transformers import AutoTokenizer
+
+    from speccascade.core.engine import _Output
+    from speccascade.core.trace import TokenRecord
+    from speccascade.models.assets import MODELS
+
+    tok = AutoTokenizer.from_pretrained(MODELS / "smollm2-drafter")
+    decode = lambda ids, skip_special_tokens=True: tok.decode(  # noqa: E731
+        ids, skip_special_tokens=skip_special_tokens
+    )
+    pair = SimpleNamespace(decode=decode, eos_ids=frozenset({2}))
+    text = "法国的首都是巴黎。 Paris, café — 日本"
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    assert len(ids) > len(text.replace(" ", "")) // 2 and "\ufffd" in tok.decode(ids[:2])
+    out = _Output(pair, budget=100, capped=False, stop=())
+    pieces = []
+    for start in range(0, len(ids), 3):  # rounds of three tokens, as a speculative run admits
+        records = [
+            TokenRecord(position=start + j, token_id=x, text="", source="accepted", round=0)
+            for j, x in enumerate(ids[start : start + 3])
+        ]
+        pieces += [r.text for r in out.admit(records)]
+    assert "".join(pieces) == text == out.text
+    assert not any("\ufffd" in piece for piece in pieces)
+    assert "" in pieces  # the first tokens of a split character add no text yet

@@ -588,3 +588,32 @@ def test_the_audit_view_checks_the_current_settings(app):
     seq = settings_of("seq_cascade", None, None, 4, 1.0, 8, 0)
     out = audit_view(ctx, page, "Who is Buzz Aldrin?", MODELS, seq, 2, 10, "en")
     assert "whole answers" in out[v.audit_note]
+
+
+def test_a_pair_brings_its_own_examples_and_hint():
+    """The SmolLM2 pair's page (built for it, or switched to it) shows its own questions and
+    says it tries any question; the embedded pair's says what it knows and what it declines."""
+    from speccascade.analysis.evalsets import SHOWCASE
+    from speccascade.app.controls import pair_changed
+
+    smol = PRESETS["smollm2-135m-offline"]
+    for lang in ("en", "zh"):
+        examples, prompt = pair_changed(smol.name, lang, 200)
+        assert examples.raw_samples == [[q] for q in smol.examples]
+        assert prompt["info"] == t("prompt.info.pair", lang, limit=200)
+        examples, prompt = pair_changed("demo", lang, 200)
+        assert examples.raw_samples == [[x.question] for x in SHOWCASE if x.lang == lang]
+        assert prompt["info"] == t("prompt.info", lang, limit=200)
+    assert (
+        "say so" in t("prompt.info", "en", limit=1) and "nonsense" not in STRINGS["prompt.info"][0]
+    )
+    config = ServeConfig(preset=smol.name, max_prompt_chars=200)
+    ctx = AppContext(config, PairCache(config))
+    with gr.Blocks():
+        page = layout(config)
+    assert page.prompt.value == smol.examples[0]
+    assert page.examples.raw_samples == [[q] for q in smol.examples]
+    for browser in ("en-US", "zh-CN"):  # English questions whatever the page's language
+        out = localize(ctx, page, browser, "spec_cascade", "token_v3", 0.5)
+        assert page.examples not in out
+        assert out[page.prompt]["info"] == t("prompt.info.pair", browser, limit=200)

@@ -17,6 +17,7 @@ from speccascade.core.engine import (
 )
 from speccascade.core.rules import RULES, SPEC_CASCADE_RULES
 from speccascade.i18n import lang_of, method_label, policy_label, t
+from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.style import rule_for
 
 
@@ -32,14 +33,32 @@ def rule_choices(lang: str) -> list[tuple[str, str]]:
     return [(t(f"rule.{r}", lang), r) for r in SPEC_CASCADE_RULES]
 
 
-def examples_for(lang: str) -> dict:
-    """The showcase questions in the page's language, each captioned easy or hard."""
+def examples_for(lang: str, preset: str | None = None) -> dict:
+    """The page's example questions: the pair's own (a general model's, in any language), or
+    the embedded pair's showcase in the page's language, each captioned easy or hard."""
+    own = PRESETS[preset].examples if preset in PRESETS else ()
+    if own:
+        return {"samples": [[q] for q in own], "sample_labels": list(own)}
     lang = lang_of(lang)
     shown = [x for x in SHOWCASE if x.lang == lang]
     return {
         "samples": [[x.question] for x in shown],
         "sample_labels": [f"{x.question} · {t(f'example.{x.level}', lang)}" for x in shown],
     }
+
+
+def prompt_info(lang: str, preset: str | None, limit: int) -> str:
+    """The prompt's hint: what the embedded pair knows, or that a general pair tries all."""
+    general = preset in PRESETS and preset != DEFAULT_PRESET
+    return t("prompt.info.pair" if general else "prompt.info", lang, limit=limit)
+
+
+def pair_changed(preset: str | None, lang: str, limit: int) -> tuple:
+    """A new pair (the picker, or the offer's switch): its examples and the prompt's hint;
+    the prompt itself is the user's."""
+    return gr.Dataset(**examples_for(lang, preset)), gr.update(
+        info=prompt_info(lang, preset, limit)
+    )
 
 
 def rule_markdown(method: str, rule: str | None, lang: str = "en") -> str:
@@ -132,16 +151,17 @@ def parts(config: ServeConfig, lang: str = "en") -> dict:
     """The controls column: the prompt with Run and Stop, the examples, method, rule and its
     parameter, Compare, then More settings (in the current gr.Blocks; English defaults that
     `page.localize` swaps for the browser's language on load)."""
+    shown = examples_for(lang, config.preset)
     prompt = gr.Textbox(
-        label=label("ui.prompt"), value=SHOWCASE[0].question, lines=2, max_lines=6,
-        info=t("prompt.info", lang, limit=config.max_prompt_chars), elem_id="prompt",
+        label=label("ui.prompt"), value=shown["samples"][0][0], lines=2, max_lines=6,
+        info=prompt_info(lang, config.preset, config.max_prompt_chars), elem_id="prompt",
     )  # fmt: skip
     with gr.Row():
         run_btn = gr.Button(label("ui.run"), variant="primary", elem_id="run", scale=2)
         stop_btn = gr.Button(label("ui.stop"), variant="stop", elem_id="stop", scale=1)
     examples = gr.Dataset(
         components=[prompt], type="values", label=label("ui.examples"), elem_id="examples",
-        samples_per_page=8, **examples_for(lang),
+        samples_per_page=8, **shown,
     )  # fmt: skip
     method = gr.Dropdown(method_choices(lang), value=APP_DEFAULTS.method, label=label("ui.method"))
     rule = gr.Dropdown(rule_choices(lang), value=APP_DEFAULTS.rule, label=label("ui.rule"))
@@ -197,9 +217,10 @@ def more_parts(config: ServeConfig, lang: str) -> dict:
     )  # fmt: skip
 
 
-def wire(page: Page) -> None:
-    """A new method or rule redraws the parameter slider; an example fills the prompt; a draft
-    policy without a threshold greys it out."""
+def wire(page: Page, limit: int) -> None:
+    """A new method or rule redraws the parameter slider; an example fills the prompt; a new
+    pair brings its examples and hint (`limit`: the prompt's length limit); a draft policy
+    without a threshold greys it out."""
     p = page
     for control in (p.method, p.rule):
         control.input(
@@ -210,6 +231,13 @@ def wire(page: Page) -> None:
             queue=False,
         )
     p.examples.click(lambda row: row[0], p.examples, p.prompt, api_name=False, queue=False)
+    p.preset.change(
+        lambda preset, lang: pair_changed(preset, lang, limit),
+        [p.preset, p.lang],
+        [p.examples, p.prompt],
+        api_name=False,
+        queue=False,
+    )
     p.draft_policy.change(
         lambda policy: gr.update(interactive=DRAFT_POLICIES[policy].stops_early),
         p.draft_policy,

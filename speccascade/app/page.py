@@ -14,6 +14,7 @@ from speccascade.app.controls import (
     examples_for,
     method_choices,
     policy_choices,
+    prompt_info,
     rule_choices,
     rule_info,
     rule_markdown,
@@ -39,6 +40,7 @@ from speccascade.core.errors import (
 )
 from speccascade.core.rules import SPEC_CASCADE_RULES
 from speccascade.i18n import lang_of, t
+from speccascade.models.presets import PRESETS
 from speccascade.views.learn import learn_markdown
 from speccascade.views.tokens import legend_html, token_html
 
@@ -81,7 +83,7 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
     run_tab.wire(ctx, p, heavy)
     alpha_typed = whatif_tab.wire(ctx, p)
     story_tab.wire(ctx, p, heavy, alpha_typed)
-    controls.wire(p)
+    controls.wire(p, ctx.config.max_prompt_chars)
     opened = links_tab.wire(ctx, p)
     inspect_tab.wire(ctx, p, heavy, opened)
     compare_tab.wire(ctx, p, heavy)
@@ -136,8 +138,9 @@ def localize(
     if shared is not None and shared.given:
         s = shared.settings
         method, rule, alpha = s.method, s.rule if s.rule in SPEC_CASCADE_RULES else rule, s.alpha
-    shown = examples_for(lang)
-    info = t("prompt.info", lang, limit=ctx.config.max_prompt_chars)
+    preset = ctx.config.preset  # the pair the page was built for (a link's comes with _restored)
+    shown = examples_for(lang, preset)
+    info = prompt_info(lang, preset, ctx.config.max_prompt_chars)
     out = {
         page.lang: lang,
         page.alpha: alpha_update(method, rule, _num(alpha), lang),
@@ -158,7 +161,7 @@ def localize(
         page.learn: learn_markdown(lang, None),
         page.prompt: gr.update(info=info),
     }
-    if lang == "zh":
+    if lang == "zh" and not PRESETS[preset].examples:  # a general pair's are in English
         out[page.examples] = gr.Dataset(**shown)
         out[page.prompt] = gr.update(value=shown["samples"][0][0], info=info)
     if problem is not None:

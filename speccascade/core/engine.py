@@ -44,6 +44,7 @@ from speccascade.core.trace import (
 )
 
 MAX_NEW_TOKENS = 4096
+_PARTIAL = "\ufffd"  # what a tokenizer decodes an unfinished multi-byte character to
 MAX_GAMMA = 32
 
 
@@ -261,10 +262,13 @@ class _Output:
 
     def _piece(self, i: int) -> str:
         """Text token i adds, decoded with a little left context so that byte-level and
-        sentencepiece tokens render (leading spaces, multi-byte characters)."""
+        sentencepiece tokens render (leading spaces, multi-byte characters). A character
+        split over byte-level tokens belongs to the token that completes it: the ones before
+        add no text yet (their bytes decode to U+FFFD, which is not shown)."""
         lo = max(0, i - 6)
-        before = self.pair.decode(self.ids[lo:i], skip_special_tokens=False)
+        before = self.pair.decode(self.ids[lo:i], skip_special_tokens=False).rstrip(_PARTIAL)
         after = self.pair.decode(self.ids[lo : i + 1], skip_special_tokens=False)
+        after = after.rstrip(_PARTIAL)
         if after.startswith(before):
             return after[len(before) :]
         return self.pair.decode([self.ids[i]], skip_special_tokens=False)

@@ -145,7 +145,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "offline on this machine: it can try this question.",
         "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
         "（名人、地方和词语），所以如实说明，而不是编造答案。SmolLM2 模型对是一个真正的小型"
-        "语言模型，在本机离线运行，可以试着回答这个问题。",
+        "语言模型，在本机离线运行，可以试着回答这个问题。它只懂英文：中文问题请改用英文提问。",
     ),
     "switch.missing": (
         "It is not set up on this server: {detail}",
@@ -197,9 +197,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "prompt.info": (
         "Up to {limit:,} characters. The demo models know short facts about famous people, "
-        "places and things (see the examples); other questions get fluent nonsense.",
+        "places and things (see the examples); to other questions they say so, and the page "
+        "offers the SmolLM2 pair.",
         "最多 {limit:,} 个字符。演示模型只知道著名人物、地点和事物的简短事实（见示例）；"
-        "其他问题会得到通顺但错误的回答。",
+        "其他问题它们会如实说明，页面会提供 SmolLM2 模型对。",
+    ),
+    "prompt.info.pair": (
+        "Up to {limit:,} characters. This pair is a small general language model: it tries "
+        "any question, answers English best, and is often wrong.",
+        "最多 {limit:,} 个字符。这个模型对是一个小型通用语言模型：什么问题都会尝试回答，"
+        "英文问题答得最好，但常常出错。",
     ),
     "example.easy": ("easy: the drafter knows this", "简单：起草模型知道"),
     "example.hard": ("hard: only the verifier knows", "困难：只有验证模型知道"),

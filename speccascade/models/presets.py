@@ -56,6 +56,9 @@ class Preset:
     # the story's (easy, hard) questions where this pair tells it with its own; None: the
     # embedded pair's (evalsets.SHOWCASE), in the page's language
     story: tuple[str, str] | None = None
+    # the page's example questions for this pair, in every language (a general model that
+    # answers English best); empty: the embedded pair's (evalsets.SHOWCASE), in the page's
+    examples: tuple[str, ...] = ()
     # the lines this pair answers with outside its domain, and the preset that can answer
     # such questions instead (the page offers a one-click switch)
     declines: tuple[str, ...] = ()
@@ -153,6 +156,15 @@ PRESETS: dict[str, Preset] = {
             # and Juliet the drafter alone invents an author, the cascade keeps 7% of the drafts
             # and the verifier writes "William Shakespeare"
             story=("Who is Helen Hayes?", "Who wrote Romeo and Juliet?"),
+            # answered right at the app's defaults (on the boiling point the cascade keeps the
+            # drafter's "212°F" where the verifier alone writes "181.67°F")
+            examples=(
+                "What is the capital of France?",
+                "What is photosynthesis?",
+                "What is the boiling point of water?",
+                "Who is Helen Hayes?",
+                "Who wrote Romeo and Juliet?",
+            ),
         ),
         Preset(
             "smollm2-distilled-360m",

@@ -343,6 +343,15 @@ def parts(lang: str = "en") -> dict:
     return {k: v for k, v in locals().items() if k != "lang"}
 
 
+# On a narrow screen the tabs sit below the controls column, two screens down: a run scrolls
+# them into view, where the offer, the verdict and the tokens appear.
+SHOW_OUTPUT_JS = """() => {
+  if (window.innerWidth < 768) {
+    document.getElementById('tabs')?.scrollIntoView({behavior: 'smooth', block: 'start'});
+  }
+}"""
+
+
 def run_inputs(page: Page) -> list:
     """What a run reads from the page (the `/run` API's inputs, in order)."""
     p = page
@@ -365,6 +374,8 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     runner = _bind(run, ctx, p)
     p.run_btn.click(runner, inputs, p.run_outputs, api_name="run", **heavy).then(**offer)
     p.prompt.submit(runner, inputs, p.run_outputs, api_name=False, **heavy).then(**offer)
+    for start in (p.run_btn.click, p.prompt.submit):  # on a phone the output is screens below
+        start(None, None, None, js=SHOW_OUTPUT_JS, api_name=False, queue=False)
     p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
     p.switch_btn.click(
         _bind(take_switch, p),
