@@ -598,3 +598,32 @@ def test_a_character_split_over_byte_tokens_is_shown_once_on_the_token_that_comp
     assert "".join(pieces) == text == out.text
     assert not any("\ufffd" in piece for piece in pieces)
     assert "" in pieces  # the first tokens of a split character add no text yet
+
+
+def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
+    """Where an end of text falls inside a window's kept drafts, the drafts after it were
+    verified too (the round's counts keep them for the projector) but never shown: the
+    summary's kept drafts are the answer's own accepted tokens, and its drafted ones end there
+    too. "who is buzz aldrin?" at the app's defaults ended a window with [EOS, x, y, ...] kept
+    up to y, and the page said 23 of 25 kept with every shown draft kept."""
+    from speccascade.core.engine import APP_DEFAULTS
+    from speccascade.core.trace import RoundRecord, drafts_in_text
+    from speccascade.models.presets import load_preset
+
+    def rnd(drafted, accepted, emitted):
+        return RoundRecord(0, 0.0, 0.0, 0.0, drafted, accepted, emitted, drafted, 1)
+
+    assert drafts_in_text([rnd(5, 1, 2), rnd(5, 3, 1)]) == (6, 2)  # cut inside kept drafts
+    assert drafts_in_text([rnd(5, 1, 2), rnd(5, 5, 6)]) == (10, 6)  # a bonus: nothing cut
+    assert drafts_in_text([rnd(5, 1, 2), rnd(4, 4, 4)]) == (9, 5)  # the budget ended it
+    assert drafts_in_text([rnd(5, 2, 3)]) == (5, 2)  # rejected: untested drafts still count
+    demo = load_preset(None)
+    cut = 0
+    for prompt in ("who is buzz aldrin?", "Who is Buzz Aldrin?", "Who wrote Hamlet?"):
+        for gamma in (4, 5):
+            tr = generate(demo, prompt, APP_DEFAULTS, gamma=gamma)
+            shown = sum(t.source == "accepted" for t in tr.tokens)
+            assert tr.summary.accepted == shown, (prompt, gamma)
+            assert tr.summary.drafted <= sum(r.drafted for r in tr.rounds)
+            cut += tr.summary.drafted < sum(r.drafted for r in tr.rounds)
+    assert cut, "the test needs a run whose text ends inside kept drafts"

@@ -376,6 +376,20 @@ def ideal_speedup(b: float, gamma: int, c: float) -> float:
     return expected_tokens_per_call(b, gamma) / (1 + gamma * c)
 
 
+def drafts_in_text(rounds: list[RoundRecord]) -> tuple[int, int]:
+    """Drafts made and kept, up to the end of the text. When an end of text or a stop string
+    falls inside the last round's kept drafts, the drafts after it were still verified and
+    kept (the round's own counts keep them: they cost forwards, and the projector reads them)
+    but never shown: a kept share over them would count drafts no one sees."""
+    drafted = sum(r.drafted for r in rounds)
+    accepted = sum(r.accepted for r in rounds)
+    last = rounds[-1] if rounds else None
+    if last is not None and last.drafted and last.accepted >= last.emitted:
+        drafted -= last.drafted - last.emitted
+        accepted -= last.accepted - last.emitted
+    return drafted, accepted
+
+
 def summarise(
     *,
     method: str,
@@ -398,8 +412,7 @@ def summarise(
     v_calls = sum(r.verifier_calls for r in rounds)
     d_s = sum(r.drafter_s for r in rounds)
     v_s = sum(r.verifier_s for r in rounds)
-    drafted = sum(r.drafted for r in rounds)
-    accepted = sum(r.accepted for r in rounds)
+    drafted, accepted = drafts_in_text(rounds)
     acc_rate = accepted / drafted if drafted else None
     by_position, mean_window, wasted = position_stats(rounds)
     cost_ratio = (d_s / d_calls) / (v_s / v_calls) if d_calls and v_calls and v_s > 0 else None
