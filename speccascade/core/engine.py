@@ -44,8 +44,8 @@ from speccascade.core.trace import (
 )
 
 MAX_NEW_TOKENS = 4096
-_PARTIAL = "\ufffd"  # what a tokenizer decodes an unfinished multi-byte character to
 MAX_GAMMA = 32
+_PARTIAL = "\ufffd"  # what a tokenizer decodes an unfinished multi-byte character to
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 
 def fill_value(dtype: torch.dtype) -> float:
@@ -168,14 +169,9 @@ def decode_step(
     hidden = body.embed_tokens(input_ids)
     positions = torch.arange(start, start + n, device=hidden.device).unsqueeze(0)
     cos, sin = body.rotary_emb(hidden, positions)
-    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
     mask = None  # one new token sees the whole cache; several see a causal band of it
     if n > 1 and start:
         mask = torch.ones(n, start + n, dtype=torch.bool, device=hidden.device).tril(start)
-
-    def rotate(x: torch.Tensor) -> torch.Tensor:
-        x1, x2 = x.chunk(2, -1)
-        return x * cos + torch.cat((-x2, x1), -1) * sin
 
     for i, layer in enumerate(body.layers[: config.num_hidden_layers]):
         attn, mlp = layer.self_attn, layer.mlp
@@ -183,9 +179,10 @@ def decode_step(
         q = _linear(attn.q_proj, x).view(1, n, heads, head_dim).transpose(1, 2)
         k = _linear(attn.k_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
         v = _linear(attn.v_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
-        k, v = cache.update(rotate(k), v, i)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        k, v = cache.update(k, v, i)
         o = F.scaled_dot_product_attention(
-            rotate(q), k, v, attn_mask=mask, scale=attn.scaling,
+            q, k, v, attn_mask=mask, scale=attn.scaling,
             is_causal=mask is None and n > 1, enable_gqa=heads != kv_heads,
         )  # fmt: skip
         hidden = hidden + _linear(attn.o_proj, o.transpose(1, 2).reshape(1, n, -1))

@@ -58,6 +58,7 @@ class Preset:
     story: tuple[str, str] | None = None
     # the page's example questions for this pair, in every language (a general model that
     # answers English best); empty: the embedded pair's (evalsets.SHOWCASE), in the page's
+    # language
     examples: tuple[str, ...] = ()
     # the lines this pair answers with outside its domain, and the preset that can answer
     # such questions instead (the page offers a one-click switch)
@@ -156,8 +157,9 @@ PRESETS: dict[str, Preset] = {
             # and Juliet the drafter alone invents an author, the cascade keeps 7% of the drafts
             # and the verifier writes "William Shakespeare"
             story=("Who is Helen Hayes?", "Who wrote Romeo and Juliet?"),
-            # answered right at the app's defaults (on the boiling point the cascade keeps the
-            # drafter's "212°F" where the verifier alone writes "181.67°F")
+            # the first three answered right at the app's defaults (on the boiling point the
+            # cascade keeps the drafter's "212°F" where SD, the verifier's own answer, writes
+            # "181.67°F"); then the story's two, which this small model gets partly wrong
             examples=(
                 "What is the capital of France?",
                 "What is photosynthesis?",
