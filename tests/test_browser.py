@@ -18,9 +18,9 @@ PHONE = {"width": 390, "height": 844}
 SCENES = ("sd", "cascade", "hard", "alpha")
 # What may stay Latin on the Chinese page: the project's and models' names, rule and method
 # names, symbols, file formats, the Gradio footer's brand, the papers cited, and the model's
-# own output (removed before this).
+# own output (removed before this), and the language switch's "English".
 ALLOWED = (
-    r"speccascade|SmolLM2|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
+    r"English|speccascade|SmolLM2|TokenV\d|BiLD\*?|OPT|Chow|Diff|D_TV|ROUGE-L|JSON|CSV|Hub|ID|Gradio|API|"
     r"docs/method\.md|owner/name|max|norm|trace|\.csv|\.json|"
     r"Narasimhan|Leviathan|Chen|Tran-Thien|Kim|Cai|Medusa|Holsman|Sun|DIVERSE|Jensen|Shannon|"
     r"assistant_ensemble_weight|transformers|weight|arXiv|ICLR|ICML"  # authors, venues, code
@@ -276,6 +276,43 @@ def test_chinese_page_has_no_english_ui_left(url, browser, viewport, name):
         latin = [m for m in re.finditer(r"[A-Za-z][A-Za-z'\-]{3,}", prose)]
         assert not latin, (tab, [prose[m.start() - 30 : m.end() + 30] for m in latin[:8]])
     shot(page, f"{name}-run.png")
+    page.close()
+
+
+def test_the_language_switch_reloads_the_page_in_the_other_language(url, browser):
+    """The masthead's switch opens the page in the other language: labels (Gradio's locale,
+    though the browser's is English), values and the example; a typed prompt and the settings
+    come along, and the switch back restores English."""
+    page = open_page(browser, url, DESKTOP)
+    assert page.locator("#lang-switch").inner_text().strip() == "中文"
+    page.locator("#lang-switch").click()
+    page.wait_for_url(re.compile(r"[?&]lang=zh"), timeout=30_000)
+    wait_text(page, "#caption", "场景 1", timeout=30_000)
+    page.wait_for_function(
+        "document.querySelector('#run').innerText.trim() === '运行'", timeout=30_000
+    )
+    assert page.locator("#lang-switch").inner_text().strip() == "English"
+    assert page.locator("#prompt textarea").input_value() == "布兹·奥尔德林是谁？"
+    # (Gradio's own "Loading" shows for a moment after a reload)
+    page.wait_for_function(f"!({VISIBLE_TEXT})().includes('Loading')", timeout=30_000)
+    text = page.evaluate(VISIBLE_TEXT)
+    latin = re.findall(r"[A-Za-z][A-Za-z'\-]{3,}", re.sub(ALLOWED, "", text))
+    shot(page, "lang-switch-zh.png")
+    assert not latin, sorted(set(latin))
+    # a typed prompt and a moved setting come along to English
+    page.locator("#prompt textarea").fill("埃菲尔铁塔在哪里？")
+    set_numbers(page, {"#alpha": "0.3"})
+    page.locator("#lang-switch").click()
+    page.wait_for_url(re.compile(r"[?&]lang=en"), timeout=30_000)
+    wait_text(page, "#caption", "scene 1", timeout=30_000)
+    page.wait_for_function(
+        "document.querySelector('#run').innerText.trim() === 'Run'", timeout=30_000
+    )
+    page.wait_for_function(
+        "document.querySelector('#prompt textarea').value === '埃菲尔铁塔在哪里？'",
+        timeout=30_000,
+    )
+    assert page.locator("#alpha input[type=number]").input_value() == "0.3"
     page.close()
 
 

@@ -23,7 +23,7 @@ from speccascade.app.tabs.inspect import (
     replay_tick,
     replay_view,
 )
-from speccascade.app.tabs.links import open_trace, share_query
+from speccascade.app.tabs.links import open_trace, other_lang_query, share_query
 from speccascade.app.tabs.run import run as run_handler
 from speccascade.app.tabs.run import stop, switch_offer, take_switch, verdict_text
 from speccascade.app.tabs.story import SCENES, leave_story, play_scene
@@ -366,6 +366,38 @@ def test_share_link_round_trips_through_the_page_load(app):
     assert "gamma" in load[page.status] and page.gamma not in load  # nothing else changes
     plain = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, request())
     assert page.gamma not in plain and plain[page.status] == t("status.idle", "en")
+
+
+def test_the_language_switch_opens_this_page_in_the_other_language(app):
+    """The switch's link: the other language, with the typed prompt, pair and settings (which
+    the page then restores); this language's own example gives way to the other's; what a
+    link cannot carry is left behind, never the switch itself."""
+    ctx, page = app
+    knobs = ("spec_cascade", "chow", 0.2, 3, 0.7, 40, 5, "heuristic", 0.4)
+    typed = "who is buzz aldrin?"
+    query = other_lang_query(ctx, page, typed, *MODELS, *knobs, "en")
+    params = SimpleNamespace(query_params=query[1:], session_hash="s9")
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, params)
+    assert load[page.lang] == "zh" and load[page.status].startswith(t("share.restored", "zh"))
+    assert load[page.prompt]["value"] == typed and load[page.rule]["value"] == "chow"
+    assert load[page.gamma]["value"] == 3 and load[page.alpha]["value"] == 0.2
+    # the English examples become the Chinese ones, and back
+    query = other_lang_query(ctx, page, HARD, *MODELS, *knobs, "en")
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, SimpleNamespace(
+        query_params=query[1:], session_hash="s9"))  # fmt: skip
+    assert "prompt=" not in query and load[page.prompt]["value"] == "布兹·奥尔德林是谁？"
+    back = other_lang_query(ctx, page, "布兹·奥尔德林是谁？", *MODELS, *knobs, "zh")
+    assert "lang=en" in back and "prompt=" not in back
+    # the SmolLM2 pair's English examples are the same in both languages: kept
+    smol = PRESETS["smollm2-135m-offline"]
+    query = other_lang_query(ctx, page, smol.examples[0], smol.name, "", "", *knobs, "en")
+    assert "prompt=" in query and f"preset={smol.name}" in query
+    # a prompt too long for a link, or a setting out of range, stays behind; the switch works
+    long = other_lang_query(ctx, page, "Who? " * 2000, *MODELS, *knobs, "en")
+    assert long.endswith("lang=zh") and "prompt=" not in long and "rule=chow" in long
+    bad = other_lang_query(ctx, page, typed, *MODELS, "spec_cascade", "chow", 7.0, *knobs[3:],
+                           "zh")  # fmt: skip
+    assert "lang=en" in bad and "prompt=" in bad and "alpha=7" not in bad
 
 
 def test_a_trace_file_restores_every_panel_without_a_model(app, tmp_path):

@@ -18,6 +18,9 @@ class Page:
     trace: gr.State  # the last run (a run, a scene, a restored file)
     story: gr.State  # the story's scenes played so far, with their numbers
     compared: gr.State  # the last Compare's traces by method label (the projector re-prices)
+    # the masthead: the language switch, and the link it opens (hidden)
+    lang_btn: gr.Button
+    lang_query: gr.Textbox
     # the story (controls.parts is the column, tabs/*.parts each tab)
     scene_btns: list
     caption: gr.Markdown
@@ -42,6 +45,7 @@ class Page:
     drafter: gr.Textbox
     verifier: gr.Textbox
     tabs: gr.Tabs
+    tab_items: list  # each tab, in TABS' order (a link's language relabels them)
     # Run
     switch_box: gr.Group  # the offer of a pair that can answer what this one declined
     switch_note: gr.Markdown

@@ -50,7 +50,14 @@ def layout(config: ServeConfig) -> Page:
     the tabs, each part built by its own module. Values are the English defaults; `localize`
     swaps in the browser's language on load."""
     lang = "en"
-    gr.Markdown(f"# {label('ui.title')}", elem_classes="sc-title", elem_id="title")
+    with gr.Row(elem_id="masthead", equal_height=True):
+        gr.Markdown(f"# {label('ui.title')}", elem_classes="sc-title", elem_id="title")
+        masthead = dict(
+            lang_btn=gr.Button(
+                label("ui.lang_switch"), elem_id="lang-switch", size="sm", scale=0, min_width=80
+            ),
+            lang_query=gr.Textbox(visible=False),
+        )
     gr.Markdown(label("ui.intro"), elem_classes="sc-intro")
     states = dict(lang=gr.State("en"), trace=gr.State(None), story=gr.State({}),
                   compared=gr.State(None))  # fmt: skip
@@ -59,11 +66,12 @@ def layout(config: ServeConfig) -> Page:
         with gr.Column(scale=1, min_width=300):
             column = controls.parts(config, lang)
         with gr.Column(scale=2, min_width=300), gr.Tabs(elem_id="tabs") as tabs:
-            shown = {}
+            shown, items = {}, []
             for key, tab in TABS:
-                with gr.Tab(label(f"ui.tab_{key}"), id=key):
+                with gr.Tab(label(f"ui.tab_{key}"), id=key) as item:
                     shown.update(tab.parts(lang))
-    return Page(**states, **story, **column, tabs=tabs, **shown)
+                items.append(item)
+    return Page(**states, **masthead, **story, **column, tabs=tabs, tab_items=items, **shown)
 
 
 # The tabs in their order on the page: (key, module with `parts`).
@@ -93,7 +101,7 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
         _bind(localize, ctx, p),
         [browser_lang, p.method, p.rule, p.alpha],
         LOCALIZED(p),
-        js="(l, m, r, a) => [navigator.language || 'en', m, r, a]",
+        js=LOAD_JS,
         api_name=False,
         queue=False,
     )
@@ -107,13 +115,31 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
     )
 
 
+# On load: the page's language is the link's (`?lang=`), else the browser's. Gradio picks the
+# labels' locale from the browser alone; a link's language is given to it through its own
+# `changeLocale` (the module that exports it is found among the page's loaded scripts; where it
+# is not, the labels stay in the browser's language and the values follow the link).
+LOAD_JS = r"""async (l, m, r, a) => {
+  const asked = new URLSearchParams(window.location.search).get('lang');
+  if (asked) {
+    try {
+      const core = performance.getEntriesByType('resource').map((e) => e.name)
+        .find((n) => /\/assets\/core-[\w-]+\.js(\?|$)/.test(n));
+      const mod = core && await import(core);
+      if (mod && mod.changeLocale) mod.changeLocale(asked === 'zh' ? 'zh-CN' : 'en');
+    } catch (e) { console.warn('speccascade: no label locale for ?lang=' + asked, e); }
+  }
+  return [asked || navigator.language || 'en', m, r, a];
+}"""
+
+
 def LOCALIZED(p: Page) -> list:  # noqa: N802 - a list of components, named like a constant
     """What `localize` may change on load."""
     return [
         p.lang, p.alpha, p.rule_md, p.method, p.rule, p.sweep_source, p.sweep_x, p.caption,
         p.status, p.legend, p.tokens, p.stats, p.learn, p.prompt, p.examples, p.draft_policy,
         p.draft_threshold, p.gamma, p.temperature, p.max_new, p.seed, *p.models,
-        p.proj_profile, p.cal_rules, p.zoo_rules,
+        p.proj_profile, p.cal_rules, p.zoo_rules, *p.tab_items,
     ]  # fmt: skip
 
 
@@ -161,6 +187,9 @@ def localize(
         page.learn: learn_markdown(lang, None),
         page.prompt: gr.update(info=info),
     }
+    if shared is not None and shared.lang:  # Gradio relabels the tabs' labels only on mount
+        out.update({item: gr.Tab(label=t(f"ui.tab_{key}", lang))
+                    for item, (key, _) in zip(page.tab_items, TABS)})  # fmt: skip
     if lang == "zh" and not PRESETS[preset].examples:  # a general pair's are in English
         out[page.examples] = gr.Dataset(**shown)
         out[page.prompt] = gr.update(value=shown["samples"][0][0], info=info)

@@ -160,6 +160,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "policy.heuristic": ("heuristic (+2 / −1)", "启发式（+2 / −1）"),
     "policy.confidence": ("stop when unsure", "没把握即停"),
     "ui.run": ("Run", "运行"),
+    # the page's language switch names the other language, in that language
+    "ui.lang_switch": ("中文", "English"),
     "ui.stop": ("Stop", "停止"),
     "ui.compare": ("Compare all methods", "比较所有方法"),
     "ui.tab_run": ("Run", "运行"),

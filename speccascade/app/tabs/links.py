@@ -17,7 +17,13 @@ from speccascade.app.context import (
     log,
     settings_of,
 )
-from speccascade.app.controls import alpha_update, method_choices, policy_choices, rule_choices
+from speccascade.app.controls import (
+    alpha_update,
+    examples_for,
+    method_choices,
+    policy_choices,
+    rule_choices,
+)
 from speccascade.app.tabs.run import _shown
 from speccascade.core.engine import (
     APP_DEFAULTS,
@@ -106,6 +112,52 @@ def share_query(
     return {page.share_link: "?" + query, page.status: t("share.link_made", lang)}
 
 
+def other_lang_query(
+    ctx: AppContext,
+    page: Page,
+    prompt,
+    preset,
+    drafter,
+    verifier,
+    method,
+    rule,
+    alpha,
+    gamma,
+    temperature,
+    max_new_tokens,
+    seed,
+    draft_policy="fixed",
+    draft_threshold=APP_DEFAULTS.draft_threshold,
+    lang="en",
+) -> str:
+    """The query of this page in the other language, keeping the prompt, pair and settings
+    (the labels come from the browser's locale, so a language change is a reload). A prompt
+    that is only this language's example gives way to the other language's; what a link
+    cannot carry (a prompt too long for one, a setting out of range) is left behind."""
+    other = "en" if lang == "zh" else "zh"
+    pair = (preset, drafter or None, verifier or None)
+    if prompt and [prompt] not in examples_for(other, preset)["samples"]:
+        prompt = None if [prompt] in examples_for(lang, preset)["samples"] else prompt
+    try:
+        settings = settings_of(
+            method, rule, alpha, gamma, temperature, max_new_tokens, seed, draft_policy,
+            draft_threshold,
+        ).validated()  # fmt: skip
+    except SpecCascadeError:
+        settings = APP_DEFAULTS
+    for kept in (prompt, None):
+        try:
+            return "?" + share.to_query(kept, settings, *pair, other)
+        except SpecCascadeError:
+            continue
+    return "?" + share.to_query(None, APP_DEFAULTS, lang=other)
+
+
+# The switch opens the page again under its new query (a reload: Gradio sets the labels' locale
+# as the page loads).
+OPEN_QUERY_JS = "(q) => { if (q) window.location.search = q; return q; }"
+
+
 # The page's own address (the server sees only its API's): the link's query is written into the
 # box, the address bar and, where the browser allows it, the clipboard.
 LINK_JS = """(q) => { if (!q) return q; const u = new URL(window.location.href);
@@ -141,4 +193,20 @@ def wire(ctx: AppContext, page: Page):
         api_name="share",
         queue=False,
     ).then(None, p.share_link, p.share_link, js=LINK_JS, api_name=False, queue=False)
+    p.lang_btn.click(
+        _bind(other_lang_query, ctx, p),
+        [
+            p.prompt,
+            *p.models,
+            *p.knobs,
+            p.max_new,
+            p.seed,
+            p.draft_policy,
+            p.draft_threshold,
+            p.lang,
+        ],  # fmt: skip
+        p.lang_query,
+        api_name=False,
+        queue=False,
+    ).then(None, p.lang_query, p.lang_query, js=OPEN_QUERY_JS, api_name=False, queue=False)
     return opened
