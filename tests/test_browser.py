@@ -235,9 +235,12 @@ def test_stop_leaves_every_panel_on_the_partial_run(url, browser, monkeypatch):
         return real(self, ids, keep)
 
     monkeypatch.setattr(engine._LM, "forward", slow)
+    live = "document.body.classList.contains('sc-running')"
     page = _streaming_long_run(browser, url)
+    assert page.evaluate(live)  # Stop is live (red) while the run streams
     page.locator("#stop").click()
     wait_text(page, "#status", "Stopped after")
+    page.wait_for_function(f"!{live}", timeout=30_000)  # and grey again once it is over
     status = page.locator("#status").inner_text()
     n = int(re.search(r"Stopped after (\d+) tokens", status).group(1))
     assert 0 < n < 256
@@ -289,7 +292,7 @@ def test_the_language_switch_reloads_the_page_in_the_other_language(url, browser
     page.wait_for_url(re.compile(r"[?&]lang=zh"), timeout=30_000)
     wait_text(page, "#caption", "场景 1", timeout=30_000)
     page.wait_for_function(
-        "document.querySelector('#run').innerText.trim() === '运行'", timeout=30_000
+        "document.querySelector('#run')?.innerText.trim() === '运行'", timeout=30_000
     )
     assert page.locator("#lang-switch").inner_text().strip() == "English"
     assert page.locator("#prompt textarea").input_value() == "布兹·奥尔德林是谁？"
@@ -306,10 +309,10 @@ def test_the_language_switch_reloads_the_page_in_the_other_language(url, browser
     page.wait_for_url(re.compile(r"[?&]lang=en"), timeout=30_000)
     wait_text(page, "#caption", "scene 1", timeout=30_000)
     page.wait_for_function(
-        "document.querySelector('#run').innerText.trim() === 'Run'", timeout=30_000
+        "document.querySelector('#run')?.innerText.trim() === 'Run'", timeout=30_000
     )
     page.wait_for_function(
-        "document.querySelector('#prompt textarea').value === '埃菲尔铁塔在哪里？'",
+        "document.querySelector('#prompt textarea')?.value === '埃菲尔铁塔在哪里？'",
         timeout=30_000,
     )
     assert page.locator("#alpha input[type=number]").input_value() == "0.3"

@@ -343,13 +343,21 @@ def parts(lang: str = "en") -> dict:
     return {k: v for k, v in locals().items() if k != "lang"}
 
 
-# On a narrow screen the tabs sit below the controls column, two screens down: a run scrolls
-# them into view, where the offer, the verdict and the tokens appear.
-SHOW_OUTPUT_JS = """() => {
+# As a run starts (in the browser, before its inputs go to the server; a separate JS event on
+# the same click ran only after the run had ended): Stop is marked live (red, page.css; grey
+# while nothing runs), and on a narrow screen, where the tabs sit below the controls column two
+# screens down, they scroll into view, where the offer, the verdict and the tokens appear.
+SHOW_OUTPUT_JS = """(...inputs) => {
+  document.body.classList.add('sc-running');
   if (window.innerWidth < 768) {
     document.getElementById('tabs')?.scrollIntoView({behavior: 'smooth', block: 'start'});
   }
+  return inputs;
 }"""
+
+
+# The run is over (done, stopped or failed): Stop goes grey again.
+RUN_OVER_JS = "() => { document.body.classList.remove('sc-running'); }"
 
 
 def run_inputs(page: Page) -> list:
@@ -372,10 +380,14 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
         "queue": False,
     }
     runner = _bind(run, ctx, p)
-    p.run_btn.click(runner, inputs, p.run_outputs, api_name="run", **heavy).then(**offer)
-    p.prompt.submit(runner, inputs, p.run_outputs, api_name=False, **heavy).then(**offer)
-    for start in (p.run_btn.click, p.prompt.submit):  # on a phone the output is screens below
-        start(None, None, None, js=SHOW_OUTPUT_JS, api_name=False, queue=False)
+    over = {"fn": None, "js": RUN_OVER_JS, "api_name": False, "queue": False}
+    started = {"js": SHOW_OUTPUT_JS, **heavy}
+    p.run_btn.click(runner, inputs, p.run_outputs, api_name="run", **started).then(**offer).then(
+        **over
+    )
+    p.prompt.submit(runner, inputs, p.run_outputs, api_name=False, **started).then(**offer).then(
+        **over
+    )
     p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
     p.switch_btn.click(
         _bind(take_switch, p),
@@ -383,4 +395,4 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
         [p.preset, p.switch_box, p.status],
         api_name=False,
         queue=False,
-    ).then(runner, inputs, p.run_outputs, api_name=False, **heavy).then(**offer)
+    ).then(runner, inputs, p.run_outputs, api_name=False, **started).then(**offer).then(**over)
