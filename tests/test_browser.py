@@ -193,6 +193,20 @@ def test_desktop_story_tokens_and_compare(url, browser):
                        ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).length"""
     )
     assert scrolls == 0
+    # every method's row shows, with no scroll inside the table (it hid the last row)
+    hidden = page.evaluate(
+        """() => [...document.querySelectorAll('#compare-table *')]
+          .filter(e => e.scrollHeight > e.clientHeight + 1 &&
+                       ['auto', 'scroll'].includes(getComputedStyle(e).overflowY))
+          .map(e => e.className + ' ' + e.scrollHeight + '/' + e.clientHeight)"""
+    )
+    assert not hidden, hidden
+    # and every header reads whole (none cut at its column's edge)
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('#compare-table th .header')]
+          .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+    )
+    assert not cut, cut
     shot(page, "compare-en.png")
     page.close()
 
@@ -259,6 +273,16 @@ def test_phone_reaches_run_and_nothing_overflows(url, browser):
     shot(page, "phone-en.png")
     play(page, "cascade")
     assert_fits(page, "phone-en after a run", first_screen=False)
+    # the heatmap's token labels do not overlap on a phone (page.css shows one in three): the
+    # labels are slanted at 60 degrees, so two 10 px labels touch when their ends are closer
+    # than about 12 px apart
+    gaps = page.evaluate(
+        """() => [...document.querySelectorAll('#heatmap .x3tick text')]
+          .filter(e => getComputedStyle(e).display != 'none')
+          .map(e => e.getBoundingClientRect().right)
+          .map((x, i, all) => i ? x - all[i - 1] : null).slice(1)"""
+    )
+    assert gaps and min(gaps) >= 12, gaps
     shot(page, "phone-en-run.png")
     page.close()
 

@@ -400,7 +400,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "{n} 种方法在相同的提示词和设置下运行完毕。质量指标为{quality}。",
     ),
     "compare.columns": (
-        "Columns: speed-up over the verifier alone; calls/token = verifier calls per generated "
+        "Columns: speed-up over the verifier alone; calls / token = verifier calls per generated "
         "token; kept = share of drafted tokens kept; agreement = ROUGE-L with the verifier's "
         "answer.",
         "各列：加速比为相对仅验证模型的加速；调用/词元为每个生成词元的验证模型调用次数；保留率为被保留的"
@@ -420,7 +420,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "col.tokens": ("tokens", "词元数"),
     "col.time": ("time (s)", "耗时/秒"),
     "col.speedup": ("speed-up", "加速比"),
-    "col.calls": ("calls/token", "调用/词元"),
+    "col.calls": ("calls / token", "调用/词元"),
     "col.kept": ("kept", "保留率"),
     "col.agreement": ("agreement", "一致度"),
     "col.facts": ("key facts", "关键事实"),

@@ -455,9 +455,11 @@ def parts(lang: str = "en") -> dict:
     the rule zoo."""
     compare_status = gr.Markdown("", elem_id="compare-status")
     compare_fig = gr.Plot(show_label=False, elem_id="compare-fig")
+    # (tall enough for every method's row with its wrapped answer: the table must not scroll
+    # inside the page; the numbers' headers get the room "agreement" needs)
     compare_table = gr.Dataframe(
-        interactive=False, wrap=True, elem_id="compare-table", max_height=1000,
-        column_widths=["17%", "23%", "10%", "10%", "10%", "10%", "10%", "10%"],
+        interactive=False, wrap=True, elem_id="compare-table", max_height=4000,
+        column_widths=["15%", "22%", "10%", "10%", "11%", "9%", "12%", "11%"],
     )  # fmt: skip
     return dict(
         compare_status=compare_status, compare_fig=compare_fig, compare_table=compare_table,
