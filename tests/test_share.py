@@ -54,7 +54,18 @@ def test_default_settings_round_trip():
 def test_a_page_without_a_link_sets_nothing():
     shared = share.from_query("", CONFIG)
     assert shared.given == () and shared.prompt is None
-    assert shared.settings == Settings().validated()
+    assert shared.settings == APP_DEFAULTS.validated(CONFIG.max_new_tokens)
+
+
+def test_a_link_without_settings_opens_at_the_pages_own():
+    """A language or a question alone (a hand-written link, the language switch) means the
+    page's settings, not Settings()'s library defaults (it opened at alpha 0.3, gamma 4 and
+    sampling at T = 1); a link with any setting keeps Settings() as its base, as written."""
+    for query in ("lang=zh", "prompt=Who+is+Sally+Ride%3F", "lang=en&preset=demo"):
+        assert share.from_query(query, CONFIG).settings == APP_DEFAULTS.validated(256), query
+    assert share.from_query("gamma=3", CONFIG).settings == replace(Settings(), gamma=3).validated()
+    query = share.to_query(QUESTION, None, lang="zh")
+    assert query == "prompt=Who+is+Buzz+Aldrin%3F&lang=zh"
 
 
 def test_every_field_round_trips_with_non_default_values():

@@ -368,6 +368,13 @@ def test_share_link_round_trips_through_the_page_load(app):
     assert page.gamma not in plain and plain[page.status] == t("status.idle", "en")
 
 
+def vars_of_defaults() -> tuple:
+    """The app's default knobs, as the page sends them (method .. draft threshold)."""
+    d = APP_DEFAULTS
+    return (d.method, d.rule, d.alpha, d.gamma, d.temperature, d.max_new_tokens, d.seed,
+            d.draft_policy, d.draft_threshold)  # fmt: skip
+
+
 def test_the_language_switch_opens_this_page_in_the_other_language(app):
     """The switch's link: the other language, with the typed prompt, pair and settings (which
     the page then restores); this language's own example gives way to the other's; what a
@@ -381,13 +388,22 @@ def test_the_language_switch_opens_this_page_in_the_other_language(app):
     assert load[page.lang] == "zh" and load[page.status].startswith(t("share.restored", "zh"))
     assert load[page.prompt]["value"] == typed and load[page.rule]["value"] == "chow"
     assert load[page.gamma]["value"] == 3 and load[page.alpha]["value"] == 0.2
-    # the English examples become the Chinese ones, and back
-    query = other_lang_query(ctx, page, HARD, *MODELS, *knobs, "en")
+    # the page's first example becomes the other language's, and back; a picked one stays
+    query = other_lang_query(ctx, page, EASY, *MODELS, *knobs, "en")
     load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, SimpleNamespace(
         query_params=query[1:], session_hash="s9"))  # fmt: skip
     assert "prompt=" not in query and load[page.prompt]["value"] == "布兹·奥尔德林是谁？"
     back = other_lang_query(ctx, page, "布兹·奥尔德林是谁？", *MODELS, *knobs, "zh")
     assert "lang=en" in back and "prompt=" not in back
+    assert "prompt=" in other_lang_query(ctx, page, HARD, *MODELS, *knobs, "en")
+    # untouched settings are the page's own: the link names the language alone, and the page
+    # it opens restores nothing (no "restored from the link" status)
+    plain = other_lang_query(ctx, page, EASY, *MODELS, *vars_of_defaults(), "en")
+    assert plain == "?lang=zh", plain
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, SimpleNamespace(
+        query_params=plain[1:], session_hash="s9"))  # fmt: skip
+    assert load[page.lang] == "zh" and load[page.status] == t("status.idle", "zh")
+    assert page.alpha in load and load[page.alpha]["value"] == APP_DEFAULTS.alpha
     # the SmolLM2 pair's English examples are the same in both languages: kept
     smol = PRESETS["smollm2-135m-offline"]
     query = other_lang_query(ctx, page, smol.examples[0], smol.name, "", "", *knobs, "en")

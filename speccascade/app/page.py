@@ -161,7 +161,9 @@ def localize(
     except SpecCascadeError as e:
         shared, problem = None, str(e)
     lang = lang_of((shared.lang if shared else None) or browser_lang)
-    if shared is not None and shared.given:
+    # a link that names only a language restores nothing (the page's defaults stand)
+    restores = shared is not None and any(k != share.LANG_KEY for k in shared.given)
+    if restores:
         s = shared.settings
         method, rule, alpha = s.method, s.rule if s.rule in SPEC_CASCADE_RULES else rule, s.alpha
     preset = ctx.config.preset  # the pair the page was built for (a link's comes with _restored)
@@ -195,7 +197,7 @@ def localize(
         out[page.prompt] = gr.update(value=shown["samples"][0][0], info=info)
     if problem is not None:
         out[page.status] = t("share.bad_link", lang, detail=problem)
-    elif shared is not None and shared.given:
+    elif restores:
         out.update(_restored(page, shared, info, lang))
     return out
 

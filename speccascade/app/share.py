@@ -16,7 +16,7 @@ from functools import cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from speccascade.app.serving import PairCache, ServeConfig, prompt_problem
-from speccascade.core.engine import Settings
+from speccascade.core.engine import APP_DEFAULTS, Settings
 from speccascade.core.errors import ModelLoadError, PromptError, SettingsError
 from speccascade.i18n import LANGS
 
@@ -75,7 +75,7 @@ def changed_fields(settings: Settings) -> list[str]:
 
 def to_query(
     prompt: str | None,
-    settings: Settings,
+    settings: Settings | None,
     preset: str | None = None,
     drafter: str | None = None,
     verifier: str | None = None,
@@ -85,13 +85,17 @@ def to_query(
 ) -> str:
     """The urlencoded query of a permalink. Settings are validated first (a SettingsError
     names the field), so a link is never written that cannot be opened; `explicit` writes
-    every field, not only those that differ from the defaults. A link longer than
+    every field, not only those that differ from the defaults; no `settings` (None) writes
+    none, and the link opens at the page's own (APP_DEFAULTS). A link longer than
     MAX_QUERY_CHARS (a long prompt) raises a PromptError."""
-    settings = settings.validated()
     pairs: list[tuple[str, str]] = []
     if prompt:
         pairs.append((PROMPT_KEY, prompt))
-    names = list(settings_types()) if explicit else changed_fields(settings)
+    if settings is None:
+        settings, names = APP_DEFAULTS, []
+    else:
+        settings = settings.validated()
+        names = list(settings_types()) if explicit else changed_fields(settings)
     for name in names:
         pairs += [(name, v) for v in _encode(getattr(settings, name), settings_types()[name])]
     for key, value in zip((*PAIR_KEYS, LANG_KEY), (preset, drafter, verifier, lang)):
@@ -171,8 +175,11 @@ def from_query(params: Mapping[str, str] | str, config: ServeConfig | None = Non
         for name, tp in settings_types().items()
         if name in values
     }
+    # a link writes what differs from Settings() (to_query), so one with no setting at all was
+    # not written with settings (a language or a question alone): it opens at the page's own
+    base = Settings() if changes else APP_DEFAULTS
     try:
-        settings = replace(Settings(), **changes).validated(config.max_new_tokens)
+        settings = replace(base, **changes).validated(config.max_new_tokens)
     except SettingsError as e:
         raise SettingsError(f"the link's settings cannot run: {e}") from None
     given = tuple(k for k in values)

@@ -131,26 +131,30 @@ def other_lang_query(
     lang="en",
 ) -> str:
     """The query of this page in the other language, keeping the prompt, pair and settings
-    (the labels come from the browser's locale, so a language change is a reload). A prompt
-    that is only this language's example gives way to the other language's; what a link
-    cannot carry (a prompt too long for one, a setting out of range) is left behind."""
+    (the labels come from the browser's locale, so a language change is a reload). The
+    prompt the page started with (this language's first example) gives way to the other
+    language's; a question typed or picked stays. What a link cannot carry (a prompt too long
+    for one, a setting out of range) is left behind."""
     other = "en" if lang == "zh" else "zh"
-    pair = (preset, drafter or None, verifier or None)
-    if prompt and [prompt] not in examples_for(other, preset)["samples"]:
-        prompt = None if [prompt] in examples_for(lang, preset)["samples"] else prompt
+    pair = (preset if preset != ctx.config.preset else None, drafter or None, verifier or None)
+    first, theirs = (examples_for(x, preset)["samples"][0][0] for x in (lang, other))
+    if prompt == first and first != theirs:
+        prompt = None
     try:
         settings = settings_of(
             method, rule, alpha, gamma, temperature, max_new_tokens, seed, draft_policy,
             draft_threshold,
         ).validated()  # fmt: skip
     except SpecCascadeError:
-        settings = APP_DEFAULTS
+        settings = None
+    if settings == APP_DEFAULTS.validated():
+        settings = None  # the page's own: the link need not name them
     for kept in (prompt, None):
         try:
             return "?" + share.to_query(kept, settings, *pair, other)
         except SpecCascadeError:
             continue
-    return "?" + share.to_query(None, APP_DEFAULTS, lang=other)
+    return "?" + share.to_query(None, None, lang=other)
 
 
 # The switch opens the page again under its new query (a reload: Gradio sets the labels' locale
