@@ -126,6 +126,25 @@ def test_stop_shows_the_partial_run_in_every_panel(app):
     assert stop(ctx, page, "en", request())[page.status] == gr.skip()
 
 
+def test_stop_while_the_pair_loads_ends_the_run_before_it_begins():
+    """A first run loads the pair (seconds for a real one): Stop pressed then is honoured once
+    the pair is in (it was ignored, and the run went on to 256 tokens); the panels keep what
+    they showed, and the next run starts at once."""
+    config = ServeConfig(max_new_tokens=256, max_prompt_chars=200, max_total_tokens=4096)
+    ctx = AppContext(config, PairCache(config))
+    with gr.Blocks():
+        page = layout(config)
+    outputs = run((ctx, page), HARD, session="loading")
+    first = next(outputs)
+    assert first == {page.status: t("status.loading", "en")}
+    assert stop(ctx, page, "en", request("loading"))[page.status].startswith("Stopping")
+    rest = list(outputs)
+    assert rest == [{page.status: t("status.stopped_loading", "en")}]
+    assert stop(ctx, page, "en", request("loading"))[page.status] == gr.skip()  # none runs
+    out = last(run((ctx, page), HARD, session="loading"))
+    assert out[page.status].startswith("Done:") and out[page.trace].tokens
+
+
 def test_stop_only_touches_its_own_session(app):
     ctx, page = app
     event = ctx.new_stop("a")

@@ -248,6 +248,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "status.stopped": ("Stopped after {n} tokens.", "已在 {n} 个词元后停止。"),
     "status.stop_requested": ("Stopping after the current round…", "将在当前轮次结束后停止……"),
+    "status.stopped_loading": (
+        "Stopped before the run began (the model pair is loaded now: Run starts at once).",
+        "已在运行开始前停止（模型对现已加载完毕：再点“运行”会立即开始）。",
+    ),
     "status.idle": ("Nothing is running.", "当前没有运行的任务。"),
     "status.error": ("Nothing was run: {message}", "未运行：{message}"),
     "reason.eos": ("end of text", "生成结束"),

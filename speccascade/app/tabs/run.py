@@ -172,7 +172,9 @@ def _execute(
     ctx: AppContext, page: Page, prompt, settings: Settings, models: list, lang: str, session
 ) -> Iterator[dict]:
     """Run one method, streaming the token strip, then show the whole run in every panel.
-    Returns the trace (None after a user error, which clears the panels instead)."""
+    Returns the trace (None after a user error, which clears the panels instead, or after a
+    Stop pressed while the pair was loading, which leaves them as they were)."""
+    stop = ctx.new_stop(session)  # before loading: Stop during a first load must count too
     try:
         prompt = check_prompt(prompt, ctx.config, lang)
         check_budget(settings.max_new_tokens, 1, ctx.config, lang)
@@ -182,9 +184,13 @@ def _execute(
             ctx.verifier_speed(*models)
         pair = ctx.pair(*models)
     except (UserError, *_USER_ERRORS) as e:
+        ctx.done(session, stop)
         yield _cleared(page, lang, _message(e, lang))
         return None
-    stop = ctx.new_stop(session)
+    if stop.is_set():
+        ctx.done(session, stop)
+        yield {page.status: t("status.stopped_loading", lang)}
+        return None
     partial, trace = [], None
     events = in_background(
         lambda bg_stop: stream(
