@@ -202,21 +202,43 @@ def test_clicking_a_token_moves_the_inspector(app):
 
 
 def test_verdict_explains_a_slower_run():
+    from speccascade.analysis.project.profiles import custom_profile
+    from speccascade.core.engine import generate
     from speccascade.models.presets import load_preset
 
     pair = load_preset("demo")
-    from speccascade.core.engine import generate
-
     trace = generate(pair, HARD, APP_DEFAULTS)
     assert trace.summary.accepted / trace.summary.drafted < 0.5
-    slow = verdict_text(trace, verifier_token_s=1e-4, lang="en")  # a very fast verifier
+    cheap_verifier = custom_profile(drafter_ms=5, verifier_fixed_ms=1)  # drafting cannot pay
+    slow = verdict_text(trace, cheap_verifier, lang="en")
     assert "slower" in slow and "few drafts were kept" in slow and "larger α" in slow
-    zh = verdict_text(trace, verifier_token_s=1e-4, lang="zh")
+    assert "measured cost per model call" in slow
+    zh = verdict_text(trace, cheap_verifier, lang="zh")
     assert "慢" in zh and not ENGLISH.search(zh)
     # lossless SD has no α to raise: the advice points to the cascade instead
     sd = generate(pair, HARD, method="speculative", rule=None, temperature=0, max_new_tokens=32)
-    advice = verdict_text(sd, verifier_token_s=1e-4, lang="en")
+    advice = verdict_text(sd, cheap_verifier, lang="en")
     assert "larger α" not in advice and "speculative cascade" in advice
+
+
+def test_the_verdict_is_the_same_for_the_same_run():
+    """The speed clause prices the run's recorded calls at one measured profile, so identical
+    runs get identical verdicts (two wall clocks on a shared machine said 2.2x faster, then
+    1.1x slower, of the same 25 tokens and 5 calls); it follows the calls: a cascade that
+    kept its drafts is faster than one that deferred them all."""
+    from speccascade.analysis.project.profiles import custom_profile
+    from speccascade.core.engine import generate
+    from speccascade.models.presets import load_preset
+
+    pair = load_preset("demo")
+    cost = custom_profile(drafter_ms=2, verifier_fixed_ms=10, verifier_per_token_ms=0.2)
+    a, b = (generate(pair, EASY, APP_DEFAULTS) for _ in range(2))
+    assert a.summary.wall_s != b.summary.wall_s  # two clocks
+    assert verdict_text(a, cost, "en") == verdict_text(b, cost, "en")
+    assert "faster" in verdict_text(a, cost, "en")
+    sd = generate(pair, EASY, method="speculative", rule=None, temperature=0, max_new_tokens=64)
+    assert sd.summary.verifier_calls > a.summary.verifier_calls
+    assert "slower" in verdict_text(sd, cost, "en")
 
 
 def test_compare_switches_tab_and_scores_key_facts(app):

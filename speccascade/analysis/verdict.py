@@ -1,14 +1,13 @@
-"""What a recorded run says: its verdict against the verifier alone, what another alpha would
-have done (the what-if), and the verifier's decoding speed on this machine. Numbers and codes
-only; the UI turns them into sentences in the reader's language."""
+"""What a recorded run says: its verdict against the verifier alone, and what another alpha
+would have done (the what-if). Numbers and codes only; the UI turns them into sentences in the
+reader's language."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-from speccascade.core.engine import Settings, generate
-from speccascade.core.pair import ModelPair
+from speccascade.analysis.project.pricing import project, speedup
+from speccascade.analysis.project.profiles import CostModel
 from speccascade.core.rules import Rule, decide
 from speccascade.core.trace import Trace
 
@@ -26,7 +25,9 @@ class Verdict:
     kept: int  # draft tokens the rule kept
     verifier_calls: int
     wall_s: float
-    verifier_alone_s: float | None  # estimated: tokens x the verifier's seconds per token
+    # the run's own forwards priced at this machine's measured costs, against the verifier
+    # alone writing as many tokens after the same prompt (None: no cost model)
+    priced_speedup: float | None
     stopped: bool
 
     @property
@@ -39,10 +40,10 @@ class Verdict:
 
     @property
     def speedup(self) -> float | None:
-        """> 1: faster than the verifier alone would have been."""
-        if not self.verifier_alone_s or self.wall_s <= 0:
-            return None
-        return self.verifier_alone_s / self.wall_s
+        """> 1: faster than the verifier alone would have been. Priced, not two wall clocks:
+        one short run against a yardstick timed earlier swung from 2.2x faster to 1.1x slower
+        between identical runs on a shared machine (same tokens, same calls)."""
+        return self.priced_speedup
 
     @property
     def slower(self) -> bool:
@@ -63,8 +64,9 @@ class Verdict:
         return "drafting_cost"
 
 
-def verdict(trace: Trace, verifier_token_s: float | None) -> Verdict:
-    """Judge `trace` against the verifier alone at `verifier_token_s` seconds per token."""
+def verdict(trace: Trace, cost: CostModel | None) -> Verdict:
+    """Judge `trace` against the verifier alone, both priced under `cost` (this machine's
+    measured profile in the app: project.measure_profile)."""
     s = trace.summary
     return Verdict(
         method=s.method,
@@ -73,24 +75,9 @@ def verdict(trace: Trace, verifier_token_s: float | None) -> Verdict:
         kept=s.accepted,
         verifier_calls=s.verifier_calls,
         wall_s=s.wall_s,
-        verifier_alone_s=verifier_token_s * s.new_tokens if verifier_token_s else None,
+        priced_speedup=speedup(project(trace, cost), cost) if cost and s.new_tokens else None,
         stopped=s.stop_reason == "cancelled",
     )
-
-
-def verifier_seconds_per_token(
-    pair: ModelPair, prompt: str = "Who is Buzz Aldrin?", tokens: int = 24, repeats: int = 2
-) -> float:
-    """The verifier alone's wall time per generated token on this machine (best of `repeats`
-    greedy runs, prefill included): the yardstick a verdict compares with."""
-    settings = Settings(method="verifier", rule=None, temperature=0.0, max_new_tokens=tokens)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        tr = generate(pair, prompt, settings)
-        elapsed = time.perf_counter() - start
-        best = min(best, min(elapsed, tr.summary.wall_s) / max(1, tr.summary.new_tokens))
-    return best
 
 
 def drafted_rows(trace: Trace, rule: Rule | None = None) -> list[int]:

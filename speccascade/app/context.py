@@ -16,7 +16,6 @@ from pathlib import Path
 
 import gradio as gr
 
-from speccascade.analysis.verdict import verifier_seconds_per_token
 from speccascade.app.serving import (
     PairCache,
     ServeConfig,
@@ -90,12 +89,11 @@ _USER_ERRORS = (SpecCascadeError, ModelRuntimeError, FileNotFoundError)
 
 @dataclass
 class AppContext:
-    """What handlers share across sessions: the deployment's limits, the loaded pairs, the
-    verifier's measured speed per pair, and one stop flag per session."""
+    """What handlers share across sessions: the deployment's limits, the loaded pairs, this
+    machine's measured cost profile per pair, and one stop flag per session."""
 
     config: ServeConfig
     cache: PairCache
-    _speed: dict = field(default_factory=dict)
     _profiles: dict = field(default_factory=dict)
     _stops: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -103,15 +101,9 @@ class AppContext:
     def pair(self, preset, drafter="", verifier="") -> ModelPair:
         return self.cache.get(preset, drafter, verifier)
 
-    def verifier_speed(self, preset, drafter="", verifier="") -> float:
-        """Seconds per token of the verifier alone on this machine, measured once per pair."""
-        key = self.cache.key(preset, drafter, verifier)
-        if key not in self._speed:
-            self._speed[key] = verifier_seconds_per_token(self.pair(preset, drafter, verifier))
-        return self._speed[key]
-
     def measured_profile(self, preset, drafter="", verifier=""):
-        """This machine's cost model for a pair (project.measure_profile), timed once."""
+        """This machine's cost model for a pair (project.measure_profile), timed once: the
+        verdicts price runs with it, and the projector offers it."""
         from speccascade.analysis.project import measure_profile
 
         key = self.cache.key(preset, drafter, verifier)
@@ -120,7 +112,7 @@ class AppContext:
         return self._profiles[key]
 
     def measured(self, preset, drafter="", verifier="") -> bool:
-        return self.cache.key(preset, drafter, verifier) in self._speed
+        return self.cache.key(preset, drafter, verifier) in self._profiles
 
     def new_stop(self, session: str) -> threading.Event:
         with self._lock:

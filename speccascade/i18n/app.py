@@ -294,36 +294,41 @@ STRINGS: dict[str, tuple[str, str]] = {
         "仅验证模型用 {s:.2f} 秒生成了 {tokens} 个词元：这是其他方法的比较基准。",
     ),
     "verdict.faster": (
-        "; about {x:.1f}× faster than the verifier alone on this machine.",
-        "；在本机上比仅用验证模型快约 {x:.1f} 倍。",
+        "; at this machine's measured cost per model call, about {x:.1f}× faster than the "
+        "verifier alone.",
+        "；按本机实测的每次模型调用开销计，比仅用验证模型快约 {x:.1f} 倍。",
     ),
     "verdict.same": (
-        "; about as fast as the verifier alone on this machine.",
-        "；在本机上与仅用验证模型速度相当。",
+        "; at this machine's measured cost per model call, about as fast as the verifier alone.",
+        "；按本机实测的每次模型调用开销计，与仅用验证模型速度相当。",
     ),
     "verdict.slower.low_acceptance": (
-        "; about {x:.1f}× slower than the verifier alone, because few drafts were kept: most "
-        "of the drafter's work was thrown away and each verifier call gave about one token. "
-        "Try a larger α, a smaller γ, or an easier question.",
-        "；比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：起草模型的大部分工作被丢弃，"
+        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
+        "verifier alone, because few drafts were kept: most of the drafter's work was thrown "
+        "away and each verifier call gave about one token. Try a larger α, a smaller γ, or an "
+        "easier question.",
+        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：起草模型的大部分工作被丢弃，"
         "验证模型每次调用只得到约一个词元。可以试试更大的 α、更小的 γ，或更简单的问题。",
     ),
     "verdict.slower.drafting_cost": (
-        "; about {x:.1f}× slower than the verifier alone: drafting and checking cost more than "
-        "they saved on this run. Try a smaller γ or a longer answer.",
-        "；比仅用验证模型慢约 {x:.1f} 倍：在这次运行中，起草和检查的开销超过了节省的时间。"
+        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
+        "verifier alone: drafting and checking cost more than they saved on this run. Try a "
+        "smaller γ or a longer answer.",
+        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍：在这次运行中，起草和检查的开销超过了节省的时间。"
         "可以试试更小的 γ 或更长的回答。",
     ),
     "verdict.slower.low_acceptance_sd": (
-        "; about {x:.1f}× slower than the verifier alone, because few drafts were kept: "
-        "speculative decoding keeps a draft only where it is the verifier's own word. A "
-        "speculative cascade (scene 2) also keeps drafts the verifier finds good enough.",
-        "；比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：投机解码只保留与验证模型自己的措辞一致的草稿。"
+        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
+        "verifier alone, because few drafts were kept: speculative decoding keeps a draft only "
+        "where it is the verifier's own word. A speculative cascade (scene 2) also keeps drafts "
+        "the verifier finds good enough.",
+        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：投机解码只保留与验证模型自己的措辞一致的草稿。"
         "投机级联（场景 2）还会保留验证模型认为足够好的草稿。",
     ),
     "verdict.slower": (
-        "; about {x:.1f}× slower than the verifier alone on this machine.",
-        "；在本机上比仅用验证模型慢约 {x:.1f} 倍。",
+        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
+        "verifier alone.",
+        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍。",
     ),
     "verdict.stopped": ("Stopped early. ", "已提前停止。"),
     # -- what-if --------------------------------------------------------------------------

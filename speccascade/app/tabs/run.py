@@ -11,6 +11,7 @@ import gradio as gr
 import pandas as pd
 
 from speccascade.analysis.explain import worked_example
+from speccascade.analysis.project.profiles import CostModel
 from speccascade.analysis.verdict import verdict
 from speccascade.app.components import Page
 from speccascade.app.context import (
@@ -53,10 +54,10 @@ def empty_stats(lang: str) -> pd.DataFrame:
     return pd.DataFrame([["—", t("stats.empty", lang)]], columns=columns)
 
 
-def verdict_text(trace: Trace, verifier_token_s: float | None, lang: str) -> str:
+def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
     """One plain sentence: what was kept, what the verifier did, and the speed against the
-    verifier alone (with the reason and what to try when slower)."""
-    v = verdict(trace, verifier_token_s)
+    verifier alone, both priced at `cost` (with the reason and what to try when slower)."""
+    v = verdict(trace, cost)
     stopped = t("verdict.stopped", lang) if v.stopped else ""
     if v.method == "verifier":
         return stopped + t("verdict.yardstick", lang, tokens=v.tokens, s=v.wall_s)
@@ -158,7 +159,7 @@ def _shown(
         if trace.tokens
         else None,
         page.files: _write_exports(trace),
-        page.verdict: verdict_text(trace, ctx.verifier_speed(*models) if measure else None, lang),
+        page.verdict: verdict_text(trace, ctx.measured_profile(*models) if measure else None, lang),
         page.whatif_note: "",
         page.drafting: drafting(trace, lang=lang),
         page.drafting_note: f"**{t('ui.drafting', lang)}** · {drafting_note(trace, lang=lang)}",
@@ -181,7 +182,7 @@ def _execute(
         settings.validated(ctx.config.max_new_tokens)
         if not ctx.measured(*models):
             yield {page.status: t("status.loading", lang)}
-            ctx.verifier_speed(*models)
+            ctx.measured_profile(*models)
         pair = ctx.pair(*models)
     except (UserError, *_USER_ERRORS) as e:
         ctx.done(session, stop)
