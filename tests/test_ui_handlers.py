@@ -145,6 +145,26 @@ def test_stop_while_the_pair_loads_ends_the_run_before_it_begins():
     assert out[page.status].startswith("Done:") and out[page.trace].tokens
 
 
+def test_an_english_only_pair_refuses_a_chinese_question_before_loading(app):
+    """The offer's switch sent a Chinese question on to SmolLM2, which repeated it in byte
+    pieces for 64 tokens under a verdict of "85% kept". Now the page says to ask in English,
+    before any model loads; English with a Chinese name in it still runs."""
+    ctx, page = app
+    smol = PRESETS["smollm2-135m-offline"]
+    assert smol.cannot_read("法国的首都是哪里？") and not smol.cannot_read("Who is 毛泽东?")
+    assert not PRESETS["demo"].cannot_read("法国的首都是哪里？")
+    knobs = ("spec_cascade", "token_v3", 0.5, 5, 0.0, 32, 0, "fixed", 0.4)
+    for lang in ("en", "zh"):
+        out = last(run_handler(ctx, page, "法国的首都是哪里？", smol.name, "", "", *knobs, lang,
+                               request()))  # fmt: skip
+        assert out[page.status] == t("status.error", lang, message=t("error.english_only", lang))
+        assert out[page.trace] is None
+        outs = list(run_compare(ctx, page, "法国的首都是哪里？", smol.name, "", "", "token_v3",
+                                0.5, 5, 0.0, 32, 0, lang))  # fmt: skip
+        assert t("error.english_only", lang) in last(outs)[page.compare_status]
+    assert ctx.cache.key(smol.name, "", "") not in ctx.cache._pairs  # nothing was loaded
+
+
 def test_stop_only_touches_its_own_session(app):
     ctx, page = app
     event = ctx.new_stop("a")

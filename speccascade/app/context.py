@@ -34,6 +34,7 @@ from speccascade.core.pair import ModelPair
 from speccascade.core.trace import Trace
 from speccascade.i18n import STRINGS, t
 from speccascade.models.assets import static_text
+from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.tokens import TOKEN_CSS
 
 try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
@@ -152,6 +153,14 @@ def check_prompt(prompt, config: ServeConfig, lang: str) -> str:
         code, values = problem
         raise UserError(t(f"error.{code}", lang, **values))
     return prompt
+
+
+def check_readable(prompt: str, preset, lang: str) -> None:
+    """A UserError where the pair cannot read the question's script (presets: english_only):
+    its answer would be noise dressed up with a verdict."""
+    chosen = PRESETS.get(preset or DEFAULT_PRESET)
+    if chosen is not None and chosen.cannot_read(prompt):
+        raise UserError(t("error.english_only", lang))
 
 
 def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> int:

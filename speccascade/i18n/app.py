@@ -147,6 +147,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "（名人、地方和词语），所以如实说明，而不是编造答案。SmolLM2 模型对是一个真正的小型"
         "语言模型，在本机离线运行，可以试着回答这个问题。它只懂英文：中文问题请改用英文提问。",
     ),
+    "error.english_only": (
+        "the SmolLM2 pair reads only English: ask this question in English (to a Chinese "
+        "question it only repeats the question).",
+        "SmolLM2 模型对只懂英文：请用英文提出这个问题（它对中文问题只会重复问题）。",
+    ),
     "switch.missing": (
         "It is not set up on this server: {detail}",
         "但本服务器还没有安装它：{detail}",
@@ -198,10 +203,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**{label}**：当 $${formula}$$ 时推迟。{desc}",
     ),
     "prompt.info": (
-        "Up to {limit:,} characters. The demo models know short facts about famous people, "
-        "places and things (see the examples); to other questions they say so, and the page "
-        "offers the SmolLM2 pair.",
-        "最多 {limit:,} 个字符。演示模型只知道著名人物、地点和事物的简短事实（见示例）；"
+        "Up to {limit:,} characters. The demo models say who or what something is: famous "
+        "people, places and words (see the examples); to other questions they say so, and the "
+        "page offers the SmolLM2 pair.",
+        "最多 {limit:,} 个字符。演示模型只能回答某人是谁、某物是什么：名人、地方和词语（见示例）；"
         "其他问题它们会如实说明，页面会提供 SmolLM2 模型对。",
     ),
     "prompt.info.pair": (

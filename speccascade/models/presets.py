@@ -3,6 +3,7 @@ that must first be converted) a function that finds the two folders when the pai
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -64,6 +65,8 @@ class Preset:
     # such questions instead (the page offers a one-click switch)
     declines: tuple[str, ...] = ()
     switch_to: str | None = None
+    # reads only English: a question mostly in another script gets no answer worth showing
+    english_only: bool = False
 
     def declined(self, answer: str) -> bool:
         """Whether `answer` is this pair saying the question is outside what it knows (its
@@ -73,6 +76,14 @@ class Preset:
             line.startswith(text[: len(line)]) and len(text) >= min(12, len(line))
             for line in self.declines
         )
+
+    def cannot_read(self, question: str) -> bool:
+        """Whether `question` is written mostly in a script this pair cannot read (SmolLM2
+        answered a Chinese question by repeating it, split into bytes, for 64 tokens)."""
+        letters = [c for c in question if c.isalpha()]
+        foreign = sum(not c.isascii() and not unicodedata.name(c, "").startswith("LATIN")
+                      for c in letters)  # fmt: skip
+        return self.english_only and bool(letters) and foreign > len(letters) / 2
 
     def missing(self) -> str:
         """What this preset lacks and the command that fixes it; "" when it can load."""
@@ -157,6 +168,7 @@ PRESETS: dict[str, Preset] = {
             # and Juliet the drafter alone invents an author, the cascade keeps 7% of the drafts
             # and the verifier writes "William Shakespeare"
             story=("Who is Helen Hayes?", "Who wrote Romeo and Juliet?"),
+            english_only=True,
             # the first three answered right at the app's defaults (on the boiling point the
             # cascade keeps the drafter's "212°F" where SD, the verifier's own answer, writes
             # "181.67°F"); then the story's two, which this small model gets partly wrong

@@ -38,6 +38,7 @@ from speccascade.app.context import (
     _num,
     check_budget,
     check_prompt,
+    check_readable,
     gpu,
     label,
     lang_code,
@@ -94,6 +95,7 @@ def run_compare(
     yield {page.tabs: gr.Tabs(selected="compare"), page.compare_status: t("status.loading", lang)}
     try:
         prompt = check_prompt(prompt, ctx.config, lang)
+        check_readable(prompt, preset, lang)
         check_budget(max_new_tokens, len(variants), ctx.config, lang)
         settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
         settings.validated(ctx.config.max_new_tokens)

@@ -25,6 +25,7 @@ from speccascade.app.context import (
     _write_exports,
     check_budget,
     check_prompt,
+    check_readable,
     gpu,
     label,
     settings_of,
@@ -178,6 +179,7 @@ def _execute(
     stop = ctx.new_stop(session)  # before loading: Stop during a first load must count too
     try:
         prompt = check_prompt(prompt, ctx.config, lang)
+        check_readable(prompt, models[0], lang)
         check_budget(settings.max_new_tokens, 1, ctx.config, lang)
         settings.validated(ctx.config.max_new_tokens)
         if not ctx.measured(*models):
