@@ -334,6 +334,20 @@ def test_each_story_scene_captions_its_own_numbers(app, scene):
         assert "dashed" in final[page.tokens]
 
 
+def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
+    """SmolLM2's story question gets an invented answer from its drafter: its scene 1 says
+    what SD kept without calling the drafts correct (en and zh)."""
+    from speccascade.app.tabs.story import scene_caption, scene_numbers
+
+    ctx, page = app
+    trace = last(run(app, method="speculative", rule=None))[page.trace]
+    story = {"sd": scene_numbers(trace)}
+    for lang, claim in (("en", "knows the answer"), ("zh", "起草模型知道答案")):
+        assert claim in scene_caption("sd", trace, story, None, lang)
+        own = scene_caption("sd", trace, story, None, lang, own_story=True)
+        assert claim not in own and f"{story['sd']['kept']:.0%}" in own
+
+
 def test_story_scene_one_and_two_tell_the_story(app):
     ctx, page = app
     story: dict = {}

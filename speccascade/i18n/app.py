@@ -373,6 +373,17 @@ STRINGS: dict[str, tuple[str, str]] = {
         "它保留了起草模型 {kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次"
         "（{s:.2f} 秒）。红色词元是被替换掉的正确草稿，只因为它们不是验证模型自己的措辞。",
     ),
+    "story.sd.pair": (
+        "**Scene 1 · Speculative decoding** on this pair's easy question. Lossless SD only "
+        "keeps words the verifier itself would write: it kept {kept:.0%} of the drafter's "
+        "tokens and called the verifier {calls} times for {tokens} tokens ({s:.2f} s). Red "
+        "tokens are drafts replaced because they were not the verifier's own words (this small "
+        "drafter's own answer may be wrong: Compare shows it).",
+        "**场景 1 · 投机解码**，这个模型对的简单问题。无损投机解码只保留验证模型自己会写的词："
+        "它保留了起草模型 {kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次"
+        "（{s:.2f} 秒）。红色词元是被替换掉的草稿，因为它们不是验证模型自己的措辞"
+        "（这个小起草模型自己的回答可能是错的：“比较”里可以看到）。",
+    ),
     "story.cascade": (
         "**Scene 2 · Speculative cascade** on the same question. The rule keeps a draft the "
         "verifier finds good enough: {kept:.0%} of the drafter's tokens kept, {calls} verifier "

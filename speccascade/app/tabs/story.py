@@ -119,7 +119,8 @@ def play_scene(
     story = {**(story or {}), key: numbers}
     item = find_item(question)
     if key != "alpha":
-        caption = scene_caption(key, trace, story, item, lang)
+        own = preset in PRESETS and PRESETS[preset].story is not None
+        caption = scene_caption(key, trace, story, item, lang, own_story=own)
         yield {page.story: story, page.caption: caption}
         return
     # scene 4: the what-if at the SD end, then the trade-off curve on the same question
@@ -166,13 +167,17 @@ def scene_numbers(trace: Trace) -> dict:
     }
 
 
-def scene_caption(key: str, trace: Trace, story: dict, item, lang: str) -> str:
-    """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's)."""
+def scene_caption(
+    key: str, trace: Trace, story: dict, item, lang: str, own_story: bool = False
+) -> str:
+    """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's).
+    A pair with its own story (a real small model) gets scene 1 without the embedded pair's
+    claim that the drafter knows the answer (SmolLM2's drafter invents one for Helen Hayes)."""
     numbers = story[key]
     right = item is not None and states_facts(trace.text, item.facts)
     correct = t("story.correct" if right else "story.wrong", lang)
     if key == "sd":
-        return t("story.sd", lang, **numbers)
+        return t("story.sd.pair" if own_story else "story.sd", lang, **numbers)
     if key == "cascade":
         before = story.get("sd")
         versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
