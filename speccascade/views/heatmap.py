@@ -185,7 +185,7 @@ def inspector(
 
     def name(i: int) -> str:
         piece = tokenizer.decode([i]) if tokenizer is not None else str(i)
-        return _pl(f"{_short(_visible(piece), 14)} [{i}]")
+        return _pl(f"{_short(_visible(piece), 10)} [{i}]")
 
     names = [name(i) for i in ids]
     fig = go.Figure()
@@ -244,7 +244,7 @@ def inspector(
     fig.update_layout(
         barmode="group",
         title={"text": title, "x": 0.01, "xanchor": "left", "font": {"size": 15}},
-        height=400,
+        height=440,  # a phone's slanted labels and stacked legend leave the bars the rest
         yaxis_title=t("fig.prob", lang),
         xaxis={"title": {"text": t("fig.insp.xaxis", lang)}, "tickangle": -45, "automargin": True},
         margin={"l": 10, "r": 10, "t": 70, "b": 40},

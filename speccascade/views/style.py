@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
@@ -80,8 +81,23 @@ def _visible(text: str) -> str:
     return text.replace("\n", "↵").replace(" ", "\u00a0") or "∅"
 
 
+def _cells(c: str) -> int:
+    """Columns a character takes: two for East Asian wide ones (a Chinese token of 14
+    characters is as long as 28 Latin ones)."""
+    return 2 if unicodedata.east_asian_width(c) in "WF" else 1
+
+
 def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """`text` in at most `n` columns (wide characters count two), cut with an ellipsis."""
+    if sum(map(_cells, text)) <= n:
+        return text
+    out, used = [], 1  # the ellipsis
+    for c in text:
+        used += _cells(c)
+        if used > n:
+            break
+        out.append(c)
+    return "".join(out) + "…"
 
 
 def _pl(text: str) -> str:
