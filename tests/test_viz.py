@@ -16,7 +16,7 @@ from speccascade.core.trace import SOURCES
 from speccascade.i18n import figures
 from speccascade.views.compare import quality_latency, speed_quality
 from speccascade.views.heatmap import heatmap, inspector
-from speccascade.views.style import COLORS, EOS_MARK, WHATIF_COLOR, WRONG_COLOUR
+from speccascade.views.style import COLORS, EMPTY_MARK, EOS_MARK, WHATIF_COLOR, WRONG_COLOUR
 from speccascade.views.timeline import stats_frame, timeline
 from speccascade.views.tokens import TOKEN_CSS, legend_html, token_html
 
@@ -79,8 +79,11 @@ def test_token_html_empty_state_and_legend_are_localized():
     assert "No tokens yet" in en and 'class="sc-tok ' not in en
     assert "运行" in zh and not re.search("[A-Za-z]{3,}", re.sub("<[^>]+>", "", zh))
     legend = legend_html("zh")
-    assert legend.count("white-space:nowrap") == len(SOURCES) + 2
+    assert (
+        legend.count("white-space:nowrap") == len(SOURCES) + 3
+    )  # what-if, end of text, part of a character
     assert "仅验证模型" in legend and EOS_MARK in legend and WHATIF_COLOR in legend
+    assert f"{EMPTY_MARK} 字符的一部分" in legend
 
 
 def test_token_html_escapes_markup(traces):

@@ -34,6 +34,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.tok.aria": ("generated text, one box per token", "生成的文本，每个词元一个方框"),
     "fig.legend.whatif": ("would defer at the what-if α", "换成假设的 α 会推迟"),
     "fig.legend.eos": ("end of text", "文本结束"),
+    "fig.legend.empty": (
+        "part of a character (shown whole on the next token)",
+        "字符的一部分（完整显示在下一个词元上）",
+    ),  # fmt: skip
     # -- heatmap ----------------------------------------------------------------------------
     "fig.heat.title": ("Disagreement and the rule's decisions", "两个模型的分歧与规则的决定"),
     "fig.heat.max_q": ("drafter max q", "起草 max q"),

@@ -28,6 +28,8 @@ WHATIF_COLOR = "#d00000"
 
 
 EOS_MARK = "∎"
+# a token with no text of its own (the first bytes of a character the next token completes)
+EMPTY_MARK = "∅"
 
 
 EOS_RE = re.compile(r"^<\|[^|>]*\|>$|^</?s>$")
@@ -78,7 +80,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def _visible(text: str) -> str:
     """Whitespace a reader can see inside a coloured box."""
-    return text.replace("\n", "↵").replace(" ", "\u00a0") or "∅"
+    return text.replace("\n", "↵").replace(" ", "\u00a0") or EMPTY_MARK
 
 
 def _cells(c: str) -> int:

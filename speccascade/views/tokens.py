@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from speccascade.core.trace import SOURCES, TokenRecord
 from speccascade.i18n import t
 from speccascade.models.assets import static_text
-from speccascade.views.style import COLORS, EOS_MARK, WHATIF_COLOR, _fmt, _visible, is_eos
+from speccascade.views.style import (
+    COLORS,
+    EMPTY_MARK,
+    EOS_MARK,
+    WHATIF_COLOR,
+    _fmt,
+    _visible,
+    is_eos,
+)
 
 
 def token_tooltip(t_: TokenRecord, decision: bool | None = None, lang: str = "en") -> str:
@@ -52,9 +60,8 @@ def legend_html(lang: str = "en") -> str:
     """Chips explaining the token colours, the what-if outline and the end-of-text mark."""
     chips = [_chip(t(f"source.{k}", lang), f"background:{COLORS[k]}") for k in SOURCES]
     chips.append(_chip(t("fig.legend.whatif", lang), f"outline:2px dashed {WHATIF_COLOR}"))
-    chips.append(
-        _chip(f"{EOS_MARK} {t('fig.legend.eos', lang)}", "background:#e9ecef;color:#495057")
-    )
+    for mark, key in ((EOS_MARK, "fig.legend.eos"), (EMPTY_MARK, "fig.legend.empty")):
+        chips.append(_chip(f"{mark} {t(key, lang)}", "background:#e9ecef;color:#495057"))
     return (
         '<div class="sc-legend" style="display:flex;flex-wrap:wrap;gap:6px 10px">'
         f"{''.join(chips)}</div>"
