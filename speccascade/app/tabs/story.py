@@ -100,7 +100,9 @@ def play_scene(
         page.temperature: s.temperature,
         page.gamma: s.gamma,
         page.tabs: gr.Tabs(selected="run"),
-        page.story_fig: gr.update(visible=False),
+        # scene 4's curve comes seconds after its run: its box opens now, at the click, not
+        # later under a reader's eyes (it pushed the controls down ~450 px mid-caption)
+        page.story_fig: gr.update(visible=key == "alpha", value=None),
         page.caption: "",
     }
     settings = replace(s, max_new_tokens=min(s.max_new_tokens, ctx.config.max_new_tokens))
