@@ -425,11 +425,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "{n} 种方法在相同的提示词和设置下运行完毕。质量指标为{quality}。",
     ),
     "compare.columns": (
-        "Columns: speed-up over the verifier alone; calls / token = verifier calls per generated "
-        "token; kept = share of drafted tokens kept; agreement = ROUGE-L with the verifier's "
-        "answer.",
-        "各列：加速比为相对仅验证模型的加速；调用/词元为每个生成词元的验证模型调用次数；保留率为被保留的"
-        "草稿词元比例；一致度为与验证模型答案的 ROUGE-L。",
+        "Columns: speed-up over the verifier alone, by these runs' own clocks (one run each: "
+        "short runs on a busy machine are noisy, which the Run verdict avoids by pricing the "
+        "calls); calls / token = verifier calls per generated token; kept = share of drafted "
+        "tokens kept; agreement = ROUGE-L with the verifier's answer.",
+        "各列：加速比为相对仅验证模型的加速，按这几次运行各自的实测时间计算（每种方法只运行一次："
+        "在繁忙的机器上短时间的运行误差较大，“运行”结论按调用次数计价以避免这一点）；调用/词元为每个"
+        "生成词元的验证模型调用次数；保留率为被保留的草稿词元比例；一致度为与验证模型答案的 ROUGE-L。",
     ),
     "compare.quality.facts": (
         "the share of the question's key facts each answer states",
