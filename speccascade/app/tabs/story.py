@@ -86,7 +86,8 @@ def play_scene(
     lang="en",
     request: gr.Request = None,
 ):
-    """One story scene: set the controls, run, then caption the run with its own numbers."""
+    """One story scene: set the controls, run, then caption the run with its own numbers
+    (scene 4's curve box opens at the click, at the curve's height: page.css)."""
     scene = SCENE[key]
     s = scene.settings
     models = [preset, drafter, verifier]
@@ -100,9 +101,7 @@ def play_scene(
         page.temperature: s.temperature,
         page.gamma: s.gamma,
         page.tabs: gr.Tabs(selected="run"),
-        # scene 4's curve comes seconds after its run: its box opens now, at the click, not
-        # later under a reader's eyes (it pushed the controls down ~450 px mid-caption)
-        page.story_fig: gr.update(visible=key == "alpha", value=None),
+        page.story_fig: gr.update(visible=key == "alpha", value=None),  # opens at the click
         page.caption: "",
     }
     settings = replace(s, max_new_tokens=min(s.max_new_tokens, ctx.config.max_new_tokens))
@@ -121,7 +120,7 @@ def play_scene(
     story = {**(story or {}), key: numbers}
     item = find_item(question)
     if key != "alpha":
-        own = preset in PRESETS and PRESETS[preset].story is not None
+        own = getattr(PRESETS.get(preset), "story", None) is not None  # a real pair's story
         caption = scene_caption(key, trace, story, item, lang, own_story=own)
         yield {page.story: story, page.caption: caption}
         return
