@@ -25,9 +25,12 @@ class Verdict:
     kept: int  # draft tokens the rule kept
     verifier_calls: int
     wall_s: float
-    # the run's own forwards priced at this machine's measured costs, against the verifier
-    # alone writing as many tokens after the same prompt (None: no cost model)
-    priced_speedup: float | None
+    # > 1: faster than the verifier alone would have been. The run's own forwards priced at
+    # this machine's measured costs, against the verifier alone writing as many tokens after
+    # the same prompt (None: no cost model). Priced, not two wall clocks: one short run against
+    # a yardstick timed earlier swung from 2.2x faster to 1.1x slower between identical runs
+    # on a shared machine (same tokens, same calls).
+    speedup: float | None
     stopped: bool
 
     @property
@@ -37,13 +40,6 @@ class Verdict:
     @property
     def kept_fraction(self) -> float | None:
         return self.kept / self.drafted if self.drafted else None
-
-    @property
-    def speedup(self) -> float | None:
-        """> 1: faster than the verifier alone would have been. Priced, not two wall clocks:
-        one short run against a yardstick timed earlier swung from 2.2x faster to 1.1x slower
-        between identical runs on a shared machine (same tokens, same calls)."""
-        return self.priced_speedup
 
     @property
     def slower(self) -> bool:
@@ -75,7 +71,7 @@ def verdict(trace: Trace, cost: CostModel | None) -> Verdict:
         kept=s.accepted,
         verifier_calls=s.verifier_calls,
         wall_s=s.wall_s,
-        priced_speedup=speedup(project(trace, cost), cost) if cost and s.new_tokens else None,
+        speedup=speedup(project(trace, cost), cost) if cost and s.new_tokens else None,
         stopped=s.stop_reason == "cancelled",
     )
 

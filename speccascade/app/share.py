@@ -91,9 +91,8 @@ def to_query(
     pairs: list[tuple[str, str]] = []
     if prompt:
         pairs.append((PROMPT_KEY, prompt))
-    if settings is None:
-        settings, names = APP_DEFAULTS, []
-    else:
+    names: list[str] = []
+    if settings is not None:
         settings = settings.validated()
         names = list(settings_types()) if explicit else changed_fields(settings)
     for name in names:

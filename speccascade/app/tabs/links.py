@@ -24,7 +24,7 @@ from speccascade.app.controls import (
     policy_choices,
     rule_choices,
 )
-from speccascade.app.tabs.run import _shown
+from speccascade.app.tabs.run import _shown, run_inputs
 from speccascade.core.engine import (
     APP_DEFAULTS,
     Settings,
@@ -183,32 +183,14 @@ def wire(ctx: AppContext, page: Page):
     )
     p.share_btn.click(
         _bind(share_query, ctx, p),
-        [
-            p.prompt,
-            *p.models,
-            *p.knobs,
-            p.max_new,
-            p.seed,
-            p.draft_policy,
-            p.draft_threshold,
-            p.lang,
-        ],  # fmt: skip
+        run_inputs(p),
         [p.share_link, p.status],
         api_name="share",
         queue=False,
     ).then(None, p.share_link, p.share_link, js=LINK_JS, api_name=False, queue=False)
     p.lang_btn.click(
         _bind(other_lang_query, ctx, p),
-        [
-            p.prompt,
-            *p.models,
-            *p.knobs,
-            p.max_new,
-            p.seed,
-            p.draft_policy,
-            p.draft_threshold,
-            p.lang,
-        ],  # fmt: skip
+        run_inputs(p),
         p.lang_query,
         api_name=False,
         queue=False,

@@ -47,10 +47,16 @@ class Scene:
     def question(self, lang: str = "en", preset: str | None = None) -> str:
         """The scene's question: the preset's own story where it has one (a real model pair
         knows other things than the embedded one), else the embedded pair's in `lang`."""
-        own = PRESETS[preset].story if preset in PRESETS else None
+        own = own_story(preset)
         if own is not None:
             return own[0 if self.level == "easy" else 1]
         return story_question(self.level, "zh" if lang.startswith("zh") else "en")
+
+
+def own_story(preset: str | None) -> tuple[str, str] | None:
+    """The (easy, hard) questions a pair tells the story with where it has its own (a real
+    model pair, presets.story); None: the embedded pair's."""
+    return PRESETS[preset].story if preset in PRESETS else None
 
 
 _SD = replace(APP_DEFAULTS, method="speculative", rule=None, alpha=None)
@@ -120,7 +126,7 @@ def play_scene(
     story = {**(story or {}), key: numbers}
     item = find_item(question)
     if key != "alpha":
-        own = getattr(PRESETS.get(preset), "story", None) is not None  # a real pair's story
+        own = own_story(preset) is not None
         caption = scene_caption(key, trace, story, item, lang, own_story=own)
         yield {page.story: story, page.caption: caption}
         return
