@@ -6,6 +6,8 @@
         --lr 1e-3 --minutes 40                                 # continue a student
     python scripts/distill_smollm2_drafter.py --init STUDENT --minutes 0 \
         --draft-vocab 8000 --lookup 4                          # the shipped drafter from one
+    python scripts/distill_smollm2_drafter.py --trunk 0,1 --draft-vocab 8000
+                                          # a student made of the teacher's first two layers
 
 1. Prompts, in the teacher's own chat format: the eval set's questions, the project's facts,
    "Who is / What is" questions about the famous names of the demo corpus, (where Debian's
@@ -18,7 +20,8 @@
    position are kept as top-k distributions, so the student learns the teacher's own words
    and how sure it was of them (what speculative decoding needs from a drafter).
 3. The student: a Llama with the teacher's tokenizer, tied embeddings initialised from the
-   teacher's (projected onto their top principal directions), trained with the soft top-k
+   teacher's (projected onto their top principal directions), or (--trunk) some of the
+   teacher's own layers at its width, with its embeddings frozen; trained with the soft top-k
    cross-entropy plus the hard next-token loss, for a fixed time budget. Seeded.
 4. Optionally (models.drafter): an output layer over only the N tokens most frequent in the
    teacher's training answers (--draft-vocab), and the lookup mixture (--lookup), its weights
@@ -80,6 +83,9 @@ class Plan:
     draft_vocab: int = 0  # output layer over the N tokens most frequent in the answers (0: all)
     lookup: int = 0  # lookup mixture over context suffixes of up to N tokens (0: none)
     lookup_sample: int = 3000  # training answers its weights are measured on
+    # the teacher's own layers the student starts from ("0,1": its first two, with its
+    # embeddings, final norm and width; "": a narrow student of `hidden` units from scratch)
+    trunk: str = ""
 
     # The LlamaConfig name of each shape field, to read an earlier student's shape.
     CONFIG_NAMES = {
@@ -287,6 +293,30 @@ def student_config(teacher_cfg, plan: Plan) -> LlamaConfig:
     )
 
 
+def trunk_student(teacher, layers: list[int]) -> LlamaForCausalLM:
+    """A student made of these layers of the teacher, with its embeddings (frozen: every
+    context token keeps the teacher's features) and its final norm, renumbered in order.
+    Why: DistilBERT's init, for a drafter. A 192-wide student trained from scratch on 9k
+    answers memorised them and reached 46% held-out agreement on general questions; these
+    layers start from the teacher's own token features and attention."""
+    if not layers or len(set(layers)) != len(layers):
+        raise ValueError(f"a trunk needs distinct layer indices, got {layers}")
+    if not all(0 <= i < teacher.config.num_hidden_layers for i in layers):
+        raise ValueError(f"the teacher has {teacher.config.num_hidden_layers} layers, not {layers}")
+    config = LlamaConfig(**{**teacher.config.to_dict(), "num_hidden_layers": len(layers)})
+    student = LlamaForCausalLM(config)
+    state = {}
+    for key, value in teacher.state_dict().items():
+        m = re.match(r"model\.layers\.(\d+)\.(.+)", key)
+        if m is None:
+            state[key] = value.clone()
+        elif int(m.group(1)) in layers:
+            state[f"model.layers.{layers.index(int(m.group(1)))}.{m.group(2)}"] = value.clone()
+    student.load_state_dict(state, strict=True)
+    student.get_input_embeddings().weight.requires_grad_(False)
+    return student
+
+
 def init_embeddings(student, teacher) -> None:
     """The teacher's embeddings projected onto their top principal directions: similar tokens
     start close together, so the student learns in minutes what it would take hours to find."""
@@ -360,7 +390,8 @@ def loss_of(student, batch, plan: Plan) -> tuple[torch.Tensor, float]:
 
 def train(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) -> dict:
     rng = random.Random(plan.seed)
-    opt = torch.optim.AdamW(student.parameters(), lr=plan.lr, weight_decay=0.01)
+    params = [p for p in student.parameters() if p.requires_grad]  # a trunk's embeddings: no
+    opt = torch.optim.AdamW(params, lr=plan.lr, weight_decay=0.01)
     budget, start, step, log = plan.minutes * 60, time.monotonic(), 0, []
     stream = batches(rows, plan, rng)
 
@@ -381,7 +412,7 @@ def train(student, rows: list[dict], held: dict[str, list[dict]], plan: Plan) ->
         loss, agree = loss_of(student, next(stream), plan)
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         step += 1
         if step % 50 == 0:
@@ -457,6 +488,12 @@ def main() -> None:
         help="mix in the token after the latest earlier occurrence of the context's last "
         "1..N tokens, weighted by how often that was right on training answers (0: none)",
     )
+    ap.add_argument(
+        "--trunk",
+        default="",
+        help="start the student from these layers of the teacher, e.g. 0,1 (its width, "
+        "embeddings and final norm; the embeddings stay frozen)",
+    )
     ap.add_argument("--limit", type=int, default=0, help="use only this many prompts (smoke test)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
@@ -468,6 +505,7 @@ def main() -> None:
         general_per_template=args.general_per_template,
         draft_vocab=args.draft_vocab,
         lookup=args.lookup,
+        trunk=args.trunk,
     )
     torch.manual_seed(plan.seed)
     if args.teacher:
@@ -509,9 +547,19 @@ def main() -> None:
             setattr(plan, key, getattr(student.config, name))
         before = {name: agreement(student, r, plan) for name, r in held.items()}
         print(f"  the earlier student on the held-out sets: {before}", flush=True)
+    elif plan.trunk:
+        student = trunk_student(teacher, [int(i) for i in plan.trunk.split(",")])
+        plan.hidden, plan.heads = student.config.hidden_size, student.config.num_attention_heads
+        plan.kv_heads, plan.layers = student.config.num_key_value_heads, len(student.model.layers)
+        plan.intermediate = student.config.intermediate_size
     else:
         student = LlamaForCausalLM(student_config(teacher.config, plan))
         init_embeddings(student, teacher)
+    trim_first = None
+    if plan.trunk and plan.draft_vocab:  # train the draft vocabulary's rows themselves
+        untrained = {name: agreement(student, r, plan) for name, r in held.items()}
+        student, trim_first = trimmed(student, rows, held, plan, tok, untrained)
+        student.get_input_embeddings().weight.requires_grad_(False)
     t1 = time.monotonic()
     result = train(student, rows, held, plan)
     if args.init:
@@ -519,7 +567,9 @@ def main() -> None:
     if args.init and (args.init / "DISTILL.json").exists():  # its report, and its caveats
         result["init_report"] = json.loads((args.init / "DISTILL.json").read_text())
         result["note"] = result["init_report"].get("note", "")
-    if plan.draft_vocab:
+    if trim_first is not None:
+        result["draft_vocab"] = trim_first | {"after_trim": result["held_out_top1_agreement"]}
+    elif plan.draft_vocab:
         before = result["held_out_top1_agreement"]
         student, result["draft_vocab"] = trimmed(student, rows, held, plan, tok, before)
         result["held_out_top1_agreement"] = result["draft_vocab"]["after_trim"]
@@ -666,6 +716,15 @@ def report(r: dict) -> str:
         if k
         else ""
     )
+    student = (
+        f"the teacher's own layers {p['trunk']} as a Llama of {p['layers']} layers, hidden "
+        f"{p['hidden']}, {p['heads']} heads ({p['kv_heads']} KV), with the teacher's embeddings "
+        "(frozen) and final norm, all else trained"
+        if p.get("trunk")
+        else f"Llama, {p['layers']} layers, hidden {p['hidden']}, {p['heads']} heads "
+        f"({p['kv_heads']} KV), tied embeddings initialised from the teacher's principal "
+        "directions"
+    )
     return f"""# The distilled SmolLM2 drafter
 
 Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r["torch"]}).
@@ -676,9 +735,7 @@ Made by `python scripts/distill_smollm2_drafter.py` (seed {p["seed"]}, torch {r[
   WordNet's people, places and things, general-knowledge and instruction prompts):
   {r["answer_tokens"]:,} answer tokens with the teacher's top-{p["top_k"]} distribution at each;
   {r["teacher_minutes"]} min.
-* Student: Llama, {p["layers"]} layers, hidden {p["hidden"]}, {p["heads"]} heads ({p["kv_heads"]}
-  KV), tied embeddings initialised from the teacher's principal directions;
-  {r["parameters"]:,} parameters, stored in float16.{vocab}{mixture}
+* Student: {student}; {r["parameters"]:,} parameters, stored in float16.{vocab}{mixture}
 * {training}
 * Held-out agreement (teacher forced; never trained on): the student ranks the teacher's
   greedy token first at **{a["eval"]:.1%}** of positions on {h["eval"]} eval questions and at

@@ -304,3 +304,15 @@ def test_the_lean_decode_step_leaves_what_it_cannot_run_to_transformers(monkeypa
         model.half()(input_ids=ids, cache=DynamicCache(config=model.config))
     model.float().train()
     model(input_ids=ids, cache=DynamicCache(config=model.config))
+
+
+def test_a_trimmed_head_trains_after_an_inference_mode_pass():
+    """Distillation measures agreement under inference_mode between training steps: the head's
+    index tensor made then must not poison the next backward pass."""
+    trimmed = make_drafter(build_model("llama", 8, 16, 1, seed=3, scale=3.0), draft_vocab=KEPT)
+    ids = torch.tensor([[1, 3, 4, 6, 5]])
+    with torch.inference_mode():
+        trimmed(ids)
+    trimmed.train()
+    trimmed(ids).logits[..., KEPT].logsumexp(-1).sum().backward()
+    assert trimmed.get_output_embeddings().weight.grad is not None

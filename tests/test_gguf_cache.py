@@ -433,3 +433,36 @@ def test_distillation_keeps_its_held_out_sets_out_of_training():
     people = unseen_people(train + held_eval + held_general)
     assert len(people) == 48
     assert not [p for p in people if named(p) in text]
+
+
+def test_a_trunk_student_is_the_teachers_chosen_layers_with_frozen_embeddings():
+    """`--trunk 0,2` starts the student from the teacher's layers 0 and 2, renumbered, with the
+    teacher's embeddings (frozen) and final norm: fed the same ids, it computes what the
+    teacher's embeddings, layers 0 and 2 and norm compute."""
+    import sys
+
+    from tiny import build_model
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from distill_smollm2_drafter import trunk_student
+
+    teacher = build_model("llama", 12, 16, 3, seed=5, scale=1.0).eval()
+    student = trunk_student(teacher, [0, 2]).eval()
+    assert student.config.num_hidden_layers == 2 and student.config.hidden_size == 16
+    assert not student.get_input_embeddings().weight.requires_grad
+    ids = torch.tensor([[1, 4, 7, 3]])
+    with torch.no_grad():
+        hidden = teacher.model.embed_tokens(ids)
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        rotary = teacher.model.rotary_emb(hidden, positions)
+        mask = torch.full((4, 4), float("-inf")).triu(1)[None, None]
+        for i in (0, 2):
+            hidden = teacher.model.layers[i](
+                hidden, attention_mask=mask, position_embeddings=rotary, position_ids=positions
+            )
+            hidden = hidden[0] if isinstance(hidden, tuple) else hidden
+        expected = teacher.lm_head(teacher.model.norm(hidden))
+        assert torch.allclose(student(ids).logits, expected, atol=1e-5)
+    for bad in ([], [0, 0], [3]):
+        with pytest.raises(ValueError, match="trunk|layers"):
+            trunk_student(teacher, bad)

@@ -65,7 +65,9 @@ class DraftVocabHead(torch.nn.Module):
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         rows = torch.nn.functional.linear(hidden, self.weight)
-        if self._ids is None or self._ids.device != rows.device:
+        stale = self._ids is None or self._ids.device != rows.device
+        if stale or (self._ids.is_inference() and not torch.is_inference_mode_enabled()):
+            # (ids made under inference_mode cannot be saved for a later backward pass)
             self._ids = torch.tensor(self.vocab_ids, dtype=torch.long, device=rows.device)
         out = rows.new_full((*rows.shape[:-1], self.out_features), fill_value(rows.dtype))
         return out.index_copy_(-1, self._ids, rows)
