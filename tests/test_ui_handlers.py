@@ -162,7 +162,23 @@ def test_an_english_only_pair_refuses_a_chinese_question_before_loading(app):
         outs = list(run_compare(ctx, page, "法国的首都是哪里？", smol.name, "", "", "token_v3",
                                 0.5, 5, 0.0, 32, 0, lang))  # fmt: skip
         assert t("error.english_only", lang) in last(outs)[page.compare_status]
+        assert list(last(outs)[page.compare_table].columns) == [
+            t(f"col.{c}", lang)
+            for c in ("method", "answer", "time", "speedup", "calls", "kept", "agreement", "facts")
+        ]  # the headers, no rows: None would show Gradio's placeholder headers "1 2 3"
+        assert last(outs)[page.compare_table].empty
     assert ctx.cache.key(smol.name, "", "") not in ctx.cache._pairs  # nothing was loaded
+
+
+def test_compare_tab_says_how_to_start_and_shows_its_headers_before_a_run(app):
+    """Before any comparison the tab said nothing: a blank plot and a table headed "1 2 3"."""
+    ctx, page = app
+    for browser, lang in (("en-US", "en"), ("zh-CN", "zh")):
+        out = localize(ctx, page, browser, "spec_cascade", "token_v3", 0.5)
+        assert out[page.compare_status] == t("ui.compare_intro", lang)
+        assert t("ui.compare", lang) in out[page.compare_status]  # names the button it needs
+        assert list(out[page.compare_table].columns)[0] == t("col.method", lang)
+        assert out[page.compare_table].empty
 
 
 def test_stop_only_touches_its_own_session(app):

@@ -31,7 +31,7 @@ from speccascade.app.tabs import run as run_tab
 from speccascade.app.tabs import story as story_tab
 from speccascade.app.tabs import sweep as sweep_tab
 from speccascade.app.tabs import whatif as whatif_tab
-from speccascade.app.tabs.compare import profile_choices
+from speccascade.app.tabs.compare import empty_compare_view, profile_choices
 from speccascade.app.tabs.links import _run_controls
 from speccascade.app.tabs.run import empty_stats
 from speccascade.app.tabs.sweep import sweep_axes, sweep_sources
@@ -139,7 +139,8 @@ def LOCALIZED(p: Page) -> list:  # noqa: N802 - a list of components, named like
         p.lang, p.alpha, p.rule_md, p.method, p.rule, p.sweep_source, p.sweep_x, p.caption,
         p.status, p.legend, p.tokens, p.stats, p.learn, p.prompt, p.examples, p.draft_policy,
         p.draft_threshold, p.gamma, p.temperature, p.max_new, p.seed, *p.models,
-        p.proj_profile, p.cal_rules, p.zoo_rules, *p.tab_items,
+        p.proj_profile, p.cal_rules, p.zoo_rules, p.compare_status, p.compare_table,
+        *p.tab_items,
     ]  # fmt: skip
 
 
@@ -186,6 +187,8 @@ def localize(
         page.legend: legend_html(lang=lang),
         page.tokens: token_html(None, lang=lang),
         page.stats: empty_stats(lang),
+        page.compare_status: t("ui.compare_intro", lang),
+        page.compare_table: empty_compare_view(lang),
         page.learn: learn_markdown(lang, None),
         page.prompt: gr.update(info=info),
     }

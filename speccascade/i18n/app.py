@@ -419,6 +419,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "（共 {runs} 次运行）：每个点对应一个 α，横轴是成本，纵轴是质量。",
     ),
     # -- compare --------------------------------------------------------------------------
+    "ui.compare_intro": (
+        "Press **Compare all methods** (under the settings) to run every method on this "
+        "prompt, one after another: the verifier alone, the drafter alone, speculative "
+        "decoding, the cascades and the speculative cascade, with their speed and quality.",
+        "按设置下方的**比较所有方法**，在这个提示词上依次运行每种方法：仅验证模型、仅草稿模型、"
+        "投机解码、级联和投机级联，并给出它们的速度与质量。",
+    ),
     "compare.running": ("Running {k} of {n}: {method}…", "正在运行第 {k}/{n} 个：{method}……"),
     "compare.done": (
         "All {n} methods ran on the same prompt and settings. Quality is {quality}.",

@@ -104,7 +104,7 @@ def run_compare(
         yield {
             page.compare_status: t("status.error", lang, message=_message(e, lang)),
             page.compare_fig: None,
-            page.compare_table: None,
+            page.compare_table: empty_compare_view(lang),
         }
         return
     item = find_item(prompt)
@@ -160,6 +160,14 @@ def compare_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
     facts = pd.to_numeric(table["key_facts"], errors="coerce").round(2)
     view[t("col.facts", lang)] = facts.map(lambda x: "—" if pd.isna(x) else f"{x:g}")
     return view
+
+
+def empty_compare_view(lang: str) -> pd.DataFrame:
+    """The compare table's headers with no rows: what the table shows before a comparison
+    (an empty Dataframe would show Gradio's placeholder headers, "1 2 3")."""
+    columns = ["method", "text", "wall_s", "speedup", "verifier_calls_per_token",
+               "acceptance_rate", "quality_vs_verifier", "key_facts"]  # fmt: skip
+    return compare_view(pd.DataFrame({c: pd.Series(dtype=object) for c in columns}), lang)
 
 
 def profile_choices(lang: str) -> list[tuple[str, str]]:
@@ -455,12 +463,13 @@ def run_zoo(
 def parts(lang: str = "en") -> dict:
     """The Compare tab: every method's speed and quality, then the diff, the projector and
     the rule zoo."""
-    compare_status = gr.Markdown("", elem_id="compare-status")
+    compare_status = gr.Markdown(label("ui.compare_intro"), elem_id="compare-status")
     compare_fig = gr.Plot(show_label=False, elem_id="compare-fig")
     # (tall enough for every method's row with its wrapped answer: the table must not scroll
     # inside the page; the numbers' headers get the room "agreement" needs)
     compare_table = gr.Dataframe(
-        interactive=False, wrap=True, elem_id="compare-table", max_height=4000,
+        empty_compare_view(lang), interactive=False, wrap=True, elem_id="compare-table",
+        max_height=4000,
         column_widths=["15%", "22%", "10%", "10%", "11%", "9%", "12%", "11%"],
     )  # fmt: skip
     return dict(
