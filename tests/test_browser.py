@@ -169,6 +169,21 @@ def test_desktop_story_tokens_and_compare(url, browser):
     play(page, "alpha")
     assert page.locator("#tokens .sc-whatif").count() > 0
     assert page.locator("#alpha input[type=number]").input_value() == "-0.1"
+    curve = page.evaluate(
+        """() => {
+        const fig = document.querySelector('#story-fig');
+        const boxes = [...fig.querySelectorAll('.scatterlayer .textpoint text')]
+          .filter(e => e.textContent).map(e => e.getBoundingClientRect());
+        const hit = boxes.some((a, i) => boxes.slice(i + 1).some(b => a.left < b.right &&
+          b.left < a.right && a.top < b.bottom && b.top < a.bottom));
+        return {border: parseFloat(getComputedStyle(fig).borderTopWidth), labels: boxes.length,
+                overlap: hit, current: fig.querySelectorAll('.legendtext').length};
+      }"""
+    )
+    # a thin frame (Gradio's Group gave it 3px of dark), α labels that do not print over each
+    # other, and the run's own α on the curve (the legend's third entry)
+    assert curve["border"] <= 1 and curve["labels"] >= 2 and not curve["overlap"], curve
+    assert curve["current"] == 3, curve
     shot(page, "story-4-en.png")
 
     # a click on a token moves the inspector and the position there

@@ -252,6 +252,33 @@ def pareto_frontier(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
     return out
 
 
+def alpha_labels(
+    xs: list[float], ys: list[float], alphas: list[float | None], x_span: float
+) -> list[str | None]:
+    """One α label per run of points closer than a label's width (a tenth of the x range,
+    at the same quality): "α=0.34…1" at the run's middle point. Why: six α on one question
+    often cost the same, and their labels printed over each other."""
+    labels: list[str | None] = [None] * len(xs)
+    group: list[int] = []
+
+    def close() -> None:
+        values = sorted(a for a in (alphas[i] for i in group) if a is not None)
+        if values:
+            text = f"α={values[0]:g}" + (f"…{values[-1]:g}" if len(values) > 1 else "")
+            labels[group[len(group) // 2]] = text
+
+    for i in sorted(range(len(xs)), key=lambda i: xs[i]):
+        last = group[-1] if group else None
+        if last is not None and (
+            abs(xs[i] - xs[last]) >= 0.1 * x_span or abs(ys[i] - ys[last]) >= 0.05
+        ):
+            close()
+            group = []
+        group.append(i)
+    close()
+    return labels
+
+
 def quality_latency(
     points: pd.DataFrame,
     current: dict | None = None,
@@ -266,6 +293,8 @@ def quality_latency(
     xlabel = t(f"fig.ql.x.{x}", lang) if has(f"fig.ql.x.{x}") else x
     qlabel = quality_label or t("fig.ql.quality", lang)
     qshort = t("fig.ql.quality_short", lang)
+    xs = pd.to_numeric(points[x], errors="coerce").dropna()
+    span = float(xs.max() - xs.min()) if len(xs) else 0.0
     for k, (method, group) in enumerate(points.groupby("method", sort=False)):
         colour = DISTINCT_COLOURS[k % len(DISTINCT_COLOURS)]
         name = _pl(variant_label(str(method), lang))
@@ -290,7 +319,9 @@ def quality_latency(
             x=[gx[i] for i in keep],
             y=[gy[i] for i in keep],
             mode="markers+text" if len(keep) <= 8 else "markers",
-            text=[None if alphas[i] is None else f"α={alphas[i]:g}" for i in keep],
+            text=alpha_labels(
+                [gx[i] for i in keep], [gy[i] for i in keep], [alphas[i] for i in keep], span
+            ),  # fmt: skip
             textposition="top center",
             textfont={"size": 9, "color": colour},
             name=name,

@@ -206,7 +206,8 @@ def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> 
     the verifier) against time; the run's own α marked. Returns (figure, runs)."""
     facts = [item.facts] if item else None
     variant = Variant.cascade(settings.rule)
-    table = sweep(pair, [(question, None)], [variant], n_alpha=6, settings=settings, facts=facts)
+    table = sweep(pair, [(question, None)], [variant], n_alpha=6, settings=settings, facts=facts,
+                  extra=[(variant, settings.alpha)])  # the run's own α is on the curve  # fmt: skip
     mark = table[(table.method == variant.label) & (table.alpha == round(settings.alpha, 4))]
     fig = quality_latency(
         table,
