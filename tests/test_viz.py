@@ -342,3 +342,14 @@ def test_every_figure_string_has_a_real_chinese_version():
         assert set(re.findall(field, en)) == set(re.findall(field, zh)), key
         assert not _english_words([re.sub(field, "", zh)]), (key, zh)
         assert not re.search(r"\b(alpha|pi)\b", re.sub(r"\{\w+\}", "", en)), key  # α, π
+
+
+def test_alpha_labels_merge_points_closer_than_a_label():
+    from speccascade.views.compare import alpha_labels
+
+    xs, ys = [2.6, 1.3, 0.19, 0.185, 0.195, 0.26], [1.0] * 6
+    labels = alpha_labels(xs, ys, [-0.1, 0.12, 0.34, 0.56, 0.78, 1.0], x_span=2.415)
+    assert sorted(x for x in labels if x) == ["α=-0.1", "α=0.12", "α=0.34…1"]
+    # the same cost at different quality keeps both labels
+    assert alpha_labels([1.0, 1.0], [0.2, 0.9], [0.1, 0.5], 1.0) == ["α=0.1", "α=0.5"]
+    assert alpha_labels([1.0], [1.0], [None], 0.0) == [None]
