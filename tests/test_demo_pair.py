@@ -243,6 +243,10 @@ def test_quality_metrics(demo):
     assert rouge_l("the cat sat on the mat", "the cat sat on the mat") == 1.0
     assert rouge_l("a b c d", "a x c y") == pytest.approx(0.5)
     assert rouge_l("", "x") == 0.0
+    # Chinese is written without spaces: one token per character (a whole answer was one
+    # "word", so a cascade's answer sharing most characters with the verifier's scored 0)
+    assert rouge_l("美国宇航员", "美国的宇航员") == pytest.approx(2 * 5 / 11)
+    assert rouge_l("奥尔德林 Apollo 11", "奥尔德林, apollo 11!") == 1.0
     assert first_clause_match("American astronaut; more", "american astronaut; other")
     assert not first_clause_match("American pilot; x", "American astronaut; x")
     ids = demo.encode("Who is Buzz Aldrin?")

@@ -14,10 +14,15 @@ import torch
 
 from speccascade.core.pair import ModelPair
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# CJK ideographs, kana and hangul: written without spaces, so each character is a token (the
+# usual unit of Chinese ROUGE); `\w+` made a whole Chinese answer one "word", and two answers
+# sharing most of their characters scored 0
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+", re.UNICODE)
 
 
 def words(text: str) -> list[str]:
+    """Lower-cased word tokens; one token per CJK character."""
     return _WORD.findall(text.lower())
 
 
