@@ -223,6 +223,14 @@ def test_desktop_story_tokens_and_compare(url, browser):
     )
     assert not cut, cut
     shot(page, "compare-en.png")
+    # Run pressed on the Compare tab shows the Run tab (it stayed on the old comparison)
+    page.locator("#run").click()
+    page.wait_for_function(
+        "document.querySelector('#tabs [role=tab][aria-selected=true]')?.textContent.trim()"
+        " === 'Run'",
+        timeout=10_000,
+    )
+    wait_text(page, "#status", "Done", timeout=60_000)
     page.close()
 
 

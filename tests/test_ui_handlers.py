@@ -158,7 +158,7 @@ def test_an_english_only_pair_refuses_a_chinese_question_before_loading(app):
         out = last(run_handler(ctx, page, "法国的首都是哪里？", smol.name, "", "", *knobs, lang,
                                request()))  # fmt: skip
         assert out[page.status] == t("status.error", lang, message=t("error.english_only", lang))
-        assert out[page.trace] is None
+        assert page.trace not in out
         outs = list(run_compare(ctx, page, "法国的首都是哪里？", smol.name, "", "", "token_v3",
                                 0.5, 5, 0.0, 32, 0, lang))  # fmt: skip
         assert t("error.english_only", lang) in last(outs)[page.compare_status]
@@ -190,10 +190,13 @@ def test_stop_only_touches_its_own_session(app):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_user_errors_clear_the_outputs_and_say_what_to_change(app, lang, caplog):
+def test_user_errors_change_only_the_status_and_say_what_to_change(app, lang, caplog):
     ctx, page = app
+    shown = last(run(app, EASY, lang))
+    assert shown[page.trace] is not None
     out = last(run(app, "   ", lang))
-    assert out[page.trace] is None and out[page.heat] is None and out[page.verdict] == ""
+    # refused before running: only the status changes, the last run stays on every panel
+    assert list(out) == [page.status], list(out)
     assert t("error.empty_prompt", lang) in out[page.status]
     out = last(run(app, "x" * 201, lang))
     assert "200" in out[page.status] and "201" in out[page.status]
@@ -435,7 +438,7 @@ def test_a_run_with_a_draft_policy_shows_its_windows(app):
     assert "stop when unsure (0.4)" in out[page.drafting_note]
     assert str(trace.summary.wasted_drafts) in out[page.drafting_note]
     bad = last(run(app, draft_policy="sometimes"))
-    assert "unknown draft_policy 'sometimes'" in bad[page.status] and bad[page.trace] is None
+    assert "unknown draft_policy 'sometimes'" in bad[page.status] and page.trace not in bad
 
 
 def test_share_link_round_trips_through_the_page_load(app):
@@ -640,8 +643,13 @@ def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(app, que
     ctx, page = app
     trace = last(run(app, question, lang=lang))[page.trace]
     assert PRESETS["demo"].declined(trace.text), trace.text
-    offer = switch_offer(page, trace, "demo", lang)
+    offer = switch_offer(page, trace, "demo", lang, question)
     assert offer[page.switch_box]["visible"] is True and note in offer[page.switch_note]
+    # the real pair reads only English: a Chinese question gets no button to a dead end
+    # (it switched the pair, then refused the question), but the way to get there
+    english = PRESETS["smollm2-135m-offline"].available() and lang == "en"
+    assert offer[page.switch_btn]["visible"] is english
+    assert (t("switch.note_foreign", lang) == offer[page.switch_note]) is (lang == "zh")
 
 
 def test_an_answer_that_declines_gets_the_switch_offer(app):
@@ -666,8 +674,11 @@ def test_an_answer_that_declines_gets_the_switch_offer(app):
 def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):
     ctx, page = app
     declined = SimpleNamespace(text=PRESETS["demo"].declines[1])
-    offer = switch_offer(page, declined, "demo", "zh")
+    offer = switch_offer(page, declined, "demo", "zh", "What is the capital of France?")
     assert "超出了演示模型对的知识范围" in offer[page.switch_note]
+    assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
+    offer = switch_offer(page, declined, "demo", "zh", "法国的首都是哪里？")
+    assert "请用英文重新提问" in offer[page.switch_note] and not offer[page.switch_btn]["visible"]
     assert take_switch(page, "demo", "zh")[page.status].startswith("已切换")
     # the real pair is not installed: the note says what it needs, and there is no button
     target = PRESETS["smollm2-135m-offline"]

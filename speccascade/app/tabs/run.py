@@ -96,8 +96,15 @@ def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
     return stopped + head + tail
 
 
+def _refused(page: Page, lang: str, message: str) -> dict:
+    """A request refused before it ran (bad input, a pair that cannot load): the status says
+    what to change, and nothing else moves: the last run stays on every panel."""
+    return {page.status: t("status.error", lang, message=message)}
+
+
 def _cleared(page: Page, lang: str, message: str) -> dict:
-    """A failed request: the old run's outputs go, and the status says what to change."""
+    """A run that failed midway (its partial tokens were on the strip already): the outputs
+    go, and the status says what happened."""
     return {
         page.tokens: token_html(None, lang=lang),
         page.heat: None,
@@ -188,7 +195,7 @@ def _execute(
         pair = ctx.pair(*models)
     except (UserError, *_USER_ERRORS) as e:
         ctx.done(session, stop)
-        yield _cleared(page, lang, _message(e, lang))
+        yield _refused(page, lang, _message(e, lang))
         return None
     if stop.is_set():
         ctx.done(session, stop)
@@ -256,17 +263,18 @@ def run(
             draft_threshold,
         )
     except (TypeError, ValueError) as e:  # pragma: no cover - Settings takes any values
-        yield _cleared(page, lang, _message(e, lang))
+        yield _refused(page, lang, _message(e, lang))
         return
     yield from _execute(
         ctx, page, prompt, settings, [preset, drafter, verifier], lang, _session(request)
     )
 
 
-def switch_offer(page: Page, trace: Trace | None, preset, lang="en") -> dict:
+def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") -> dict:
     """After a run: where the pair answered with its honest out-of-domain line (presets:
     `declines`), say so and offer the pair that can answer instead; otherwise no offer. A
-    target that is not set up here is named with what it needs, without a button."""
+    target that is not set up here is named with what it needs, and one that cannot read the
+    question (an English-only pair, a Chinese question) says to ask in English: no button."""
     hidden = {
         page.switch_box: gr.update(visible=False),
         page.switch_note: "",
@@ -277,14 +285,16 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en") -> dict:
         return hidden
     if not current.declined(trace.text):
         return hidden
-    missing = PRESETS[current.switch_to].missing()
-    note = t("switch.note", lang)
+    target = PRESETS[current.switch_to]
+    missing = target.missing()
+    foreign = target.cannot_read(prompt or "")
+    note = t("switch.note_foreign" if foreign else "switch.note", lang)
     if missing:
         note += " " + t("switch.missing", lang, detail=missing)
     return {
         page.switch_box: gr.update(visible=True),
         page.switch_note: note,
-        page.switch_btn: gr.update(visible=not missing),
+        page.switch_btn: gr.update(visible=not (missing or foreign)),
     }
 
 
@@ -355,9 +365,12 @@ def parts(lang: str = "en") -> dict:
 # As a run starts (in the browser, before its inputs go to the server; a separate JS event on
 # the same click ran only after the run had ended): Stop is marked live (red, page.css; grey
 # while nothing runs), and on a narrow screen, where the tabs sit below the controls column two
-# screens down, they scroll into view, where the offer, the verdict and the tokens appear.
+# screens down, they scroll into view, where the offer, the verdict and the tokens appear; a
+# run started from another tab shows the Run tab (Compare kept the last comparison on screen).
 SHOW_OUTPUT_JS = """(...inputs) => {
   document.body.classList.add('sc-running');
+  const first = document.querySelector('#tabs [role=tab]');  // Run, from any other tab
+  if (first && first.getAttribute('aria-selected') !== 'true') first.click();
   if (window.innerWidth < 768) {
     document.getElementById('tabs')?.scrollIntoView({behavior: 'smooth', block: 'start'});
   }
@@ -383,7 +396,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     inputs = run_inputs(p)
     offer = {
         "fn": _bind(switch_offer, p),
-        "inputs": [p.trace, p.preset, p.lang],
+        "inputs": [p.trace, p.preset, p.lang, p.prompt],
         "outputs": [p.switch_box, p.switch_note, p.switch_btn],
         "api_name": False,
         "queue": False,
