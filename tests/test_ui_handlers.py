@@ -365,6 +365,16 @@ def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
         assert claim in scene_caption("sd", trace, story, None, lang)
         own = scene_caption("sd", trace, story, None, lang, own_story=True)
         assert claim not in own and f"{story['sd']['kept']:.0%}" in own
+    # scene 3 the same way: SmolLM2 names Shakespeare, then calls the author unknown, under
+    # "only the verifier knows ... the drafter's guesses are wrong ... 0 of the 1 tokens"
+    story = {"hard": scene_numbers(trace)}
+    deferred = sum(tok.source in ("resampled", "verifier") or (tok.source == "bonus" and tok.defer)
+                   for tok in trace.tokens)  # fmt: skip
+    for lang, claim, read in (("en", "only the verifier knows", "read the answer"),
+                              ("zh", "只有验证模型知道", "请读一读回答本身")):  # fmt: skip
+        assert claim in scene_caption("hard", trace, story, None, lang)
+        own = scene_caption("hard", trace, story, None, lang, own_story=True)
+        assert claim not in own and f"{deferred} " in own and read in own, own
 
 
 def test_story_scene_one_and_two_tell_the_story(app):

@@ -283,8 +283,8 @@ STRINGS: dict[str, tuple[str, str]] = {
         "提示词有 {n:,} 个字符，上限为 {limit:,}。请缩短。",
     ),
     "error.max_new_tokens": (
-        "max new tokens must be between 1 and {limit}; got {value}.",
-        "最多生成词元数必须在 1 到 {limit} 之间；当前为 {value}。",
+        "max new tokens must be a whole number from 1 to {limit}; got {value}.",
+        "最多生成词元数必须是 1 到 {limit} 之间的整数；当前为 {value}。",
     ),
     "error.budget": (
         "this job would generate up to {tokens:,} tokens; the limit is {limit:,}. "
@@ -408,6 +408,15 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "story.correct": ("states the key facts", "包含了关键事实"),
     "story.wrong": ("misses a key fact", "缺少关键事实"),
+    "story.hard.pair": (
+        "**Scene 3 · A harder question** for this pair. The rule deferred to the verifier for "
+        "{from_verifier} of the {tokens} tokens (red or deferred blue) and kept {kept:.0%} of "
+        "the drafts. The answer {correct}; a model this small can state them and still get "
+        "the rest wrong: read the answer itself.",
+        "**场景 3 · 对这个模型对更难的问题。** 规则在 {tokens} 个词元中有 {from_verifier} 个交给了"
+        "验证模型（红色或推迟后的蓝色），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
+        "可能说出了关键事实，其余内容却仍然有误：请读一读回答本身。",
+    ),
     "story.hard": (
         "**Scene 3 · A hard question** only the verifier knows. The drafter's guesses are "
         "fluent but wrong, so the rule defers: {fact_deferred} of the {fact_tokens} tokens "

@@ -191,11 +191,15 @@ def scene_caption(
         return t("story.cascade", lang, versus=versus, correct=correct, **numbers)
     mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
     fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
+    # a real small pair gets the run's numbers without the embedded pair's claims ("only the
+    # verifier knows", "the drafter's guesses are wrong"): SmolLM2's answer to its hard
+    # question names Shakespeare and then calls the author unknown
     return t(
-        "story.hard",
+        "story.hard.pair" if own_story else "story.hard",
         lang,
         fact_tokens=len(fact_tokens),
         fact_deferred=sum(map(verifier_token, fact_tokens)),
+        from_verifier=sum(map(verifier_token, trace.tokens)),
         correct=correct,
         **numbers,
     )
