@@ -601,12 +601,11 @@ def test_a_character_split_over_byte_tokens_is_shown_once_on_the_token_that_comp
 
 
 def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
-    """Where a stop string (or the budget) falls inside a window's kept drafts, the drafts
-    after it were verified too (the round's counts keep them for the projector) but never
-    shown: the summary's kept drafts are the answer's own accepted tokens, and its drafted ones
-    end there too. A drafted end of text ends its window (nothing after one is ever shown):
-    "who is buzz aldrin?" at the app's defaults drafted on past it, and the page said 21 of
-    21 kept while the round chart said 3 of 5 and the stats 2 drafts not kept."""
+    """Where an end of text falls inside a window's kept drafts, the drafts after it were
+    verified too (the round's counts keep them for the projector) but never shown: the
+    summary's kept drafts are the answer's own accepted tokens, and its drafted ones end there
+    too. "who is buzz aldrin?" at the app's defaults ended a window with [EOS, x, y, ...] kept
+    up to y, and the page said 23 of 25 kept with every shown draft kept."""
     from speccascade.core.engine import APP_DEFAULTS
     from speccascade.core.trace import RoundRecord, drafts_in_text
     from speccascade.models.presets import load_preset
@@ -619,16 +618,12 @@ def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
     assert drafts_in_text([rnd(5, 1, 2), rnd(4, 4, 4)]) == (9, 5)  # the budget ended it
     assert drafts_in_text([rnd(5, 2, 3)]) == (5, 2)  # rejected: untested drafts still count
     demo = load_preset(None)
-    ended = 0
+    cut = 0
     for prompt in ("who is buzz aldrin?", "Who is Buzz Aldrin?", "Who wrote Hamlet?"):
         for gamma in (4, 5):
             tr = generate(demo, prompt, APP_DEFAULTS, gamma=gamma)
             shown = sum(t.source == "accepted" for t in tr.tokens)
             assert tr.summary.accepted == shown, (prompt, gamma)
-            for r in tr.rounds:  # an end of text is a window's last draft, if drafted at all
-                assert not set(r.draft_ids[:-1]) & demo.eos_ids, (prompt, gamma, r.draft_ids)
-            if tr.summary.stop_reason == "eos":
-                ended += 1
-                assert tr.summary.drafted == sum(r.drafted for r in tr.rounds), (prompt, gamma)
-                assert tr.summary.wasted_drafts == tr.summary.drafted - tr.summary.accepted
-    assert ended, "the test needs a run that ends at an end of text"
+            assert tr.summary.drafted <= sum(r.drafted for r in tr.rounds)
+            cut += tr.summary.drafted < sum(r.drafted for r in tr.rounds)
+    assert cut, "the test needs a run whose text ends inside kept drafts"

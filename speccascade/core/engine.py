@@ -436,11 +436,10 @@ def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
                 drafter_rolled_back=g - 1 - k,
                 verifier_rolled_back=g - k,
             )
-        elif g < run.remaining and int(drafts[-1]) not in run.pair.eos_ids:
-            # all kept: the next token comes from pi at row g (step 6)
+        elif g < run.remaining:  # all kept: the next token comes from pi at row g (step 6)
             y, d_pending, q, target = _bonus(run, drafts, q, p, target)
             sources = ["accepted"] * g + ["bonus"]
-        else:  # all kept and the budget or the text ends here: no bonus
+        else:  # all kept and the budget ends here: no bonus
             y, sources = drafts[:0], ["accepted"] * g
         v_pending = y
         rnd = meter.record(drafted=g, accepted=k, draft_ids=drafts.tolist(), **replay)
@@ -472,17 +471,13 @@ def _top(probs: Tensor, k: int) -> list[tuple[int, float]]:
 
 def _draft(run: _Run, pending: Tensor, g: int, stop_below: float | None) -> tuple[Tensor, Probs]:
     """Up to g drafts from the drafter, one forward each, and its laws at each of them. With
-    `stop_below`, the window ends after a draft where the drafter's max q (T = 1) is below it.
-    It always ends at a drafted end of text: nothing after one is ever shown (kept, the text
-    ends there; rejected, the window ends there), so drafting on costs forwards for nothing."""
+    `stop_below`, the window ends after a draft where the drafter's max q (T = 1) is below it."""
     drafts, logits, scaled, x = [], [], [], pending
     for _ in range(g):
         logits.append(run.drafter.forward(x))
         scaled.append(run.sampler.probs(logits[-1]))
         x = run.sampler.draw(scaled[-1])
         drafts.append(x)
-        if int(x) in run.pair.eos_ids:
-            break
         if stop_below is not None and unit_probs(logits[-1]).amax().item() < stop_below:
             break
     return torch.cat(drafts), Probs(torch.cat(scaled), unit_probs(torch.cat(logits)))
