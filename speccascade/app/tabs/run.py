@@ -273,8 +273,9 @@ def run(
 def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") -> dict:
     """After a run: where the pair answered with its honest out-of-domain line (presets:
     `declines`), say so and offer the pair that can answer instead; otherwise no offer. A
-    target that is not set up here is named with what it needs, and one that cannot read the
-    question (an English-only pair, a Chinese question) says to ask in English: no button."""
+    target that is not set up here is named with what it needs; one that cannot read the
+    question (an English-only pair, a Chinese question) is offered with the advice to ask there
+    in English (it refuses the question itself, and the page keeps this run)."""
     hidden = {
         page.switch_box: gr.update(visible=False),
         page.switch_note: "",
@@ -294,7 +295,7 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     return {
         page.switch_box: gr.update(visible=True),
         page.switch_note: note,
-        page.switch_btn: gr.update(visible=not (missing or foreign)),
+        page.switch_btn: gr.update(visible=not missing),
     }
 
 
