@@ -375,6 +375,10 @@ def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
         assert claim in scene_caption("hard", trace, story, None, lang)
         own = scene_caption("hard", trace, story, None, lang, own_story=True)
         assert claim not in own and f"{deferred} " in own and read in own, own
+        # a question with no key facts on record is not said to miss one
+        story["cascade"] = story["hard"]
+        cascade = scene_caption("cascade", trace, story, None, lang, own_story=True)
+        assert t("story.unchecked", lang) in cascade and t("story.wrong", lang) not in cascade
 
 
 def test_story_scene_one_and_two_tell_the_story(app):

@@ -407,6 +407,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "story.correct": ("states the key facts", "包含了关键事实"),
     "story.wrong": ("misses a key fact", "缺少关键事实"),
+    "story.unchecked": (
+        "is not checked: this question has no key facts on record",
+        "未经核对：这个问题没有记录在案的关键事实",
+    ),
     "story.hard.pair": (
         "**Scene 3 · A harder question** for this pair. The rule deferred to the verifier for "
         "{from_verifier} of the {tokens} tokens (red or deferred blue) and kept {kept:.0%} of "

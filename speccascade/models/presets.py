@@ -163,11 +163,13 @@ PRESETS: dict[str, Preset] = {
             offline=True,
             resolve=_smollm2_offline_ids,
             check=_smollm2_offline_missing,
-            # measured at the app's defaults (BENCHMARKS.md): on Helen Hayes the cascade keeps
-            # 81% of the drafts (SD 59%; 0.20 against 0.27 verifier calls per token); on Romeo
-            # and Juliet the drafter alone invents an author, the cascade keeps 7% of the drafts
-            # and the verifier writes "William Shakespeare"
-            story=("Who is Helen Hayes?", "Who wrote Romeo and Juliet?"),
+            # measured at the story's settings (2026-12-07, the shipped drafter): on
+            # photosynthesis SD keeps 20% of the drafts (32 of 159; 32 verifier calls for 64
+            # tokens) and the cascade 46% (45 of 97; 20 calls), both answers right; on Helen
+            # Hayes, the story's question before, the two now coincide (48 of 81, 17 calls). On
+            # Romeo and Juliet the rule hands most tokens to the verifier, whose answer names
+            # Shakespeare and then calls the author unknown (scene 3 says to read it)
+            story=("What is photosynthesis?", "Who wrote Romeo and Juliet?"),
             english_only=True,
             # the first three answered right at the app's defaults (on the boiling point the
             # cascade keeps the drafter's "212°F" where SD, the verifier's own answer, writes

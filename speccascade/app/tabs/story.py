@@ -179,10 +179,12 @@ def scene_caption(
 ) -> str:
     """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's).
     A pair with its own story (a real small model) gets scene 1 without the embedded pair's
-    claim that the drafter knows the answer (SmolLM2's drafter invents one for Helen Hayes)."""
+    claim that the drafter knows the answer (SmolLM2's drafter invented one for Helen Hayes)."""
     numbers = story[key]
+    # no eval item: no key facts to check, so no verdict on them (it said "misses a key fact")
+    checked = "story.unchecked" if item is None else None
     right = item is not None and states_facts(trace.text, item.facts)
-    correct = t("story.correct" if right else "story.wrong", lang)
+    correct = t(checked or ("story.correct" if right else "story.wrong"), lang)
     if key == "sd":
         return t("story.sd.pair" if own_story else "story.sd", lang, **numbers)
     if key == "cascade":
