@@ -87,7 +87,8 @@ class Plan:
     # embeddings, final norm and width; "": a narrow student of `hidden` units from scratch)
     trunk: str = ""
 
-    # The LlamaConfig name of each shape field, to read an earlier student's shape.
+    # The LlamaConfig name of each shape field, to read a student's shape (an earlier one's,
+    # a trunk's).
     CONFIG_NAMES = {
         "hidden": "hidden_size",
         "layers": "num_hidden_layers",
@@ -543,18 +544,15 @@ def main() -> None:
         return
     if args.init:  # continue from an earlier student (same tokenizer; its own shape)
         student = AutoModelForCausalLM.from_pretrained(args.init, dtype=torch.float32)
-        for key, name in Plan.CONFIG_NAMES.items():
-            setattr(plan, key, getattr(student.config, name))
         before = {name: agreement(student, r, plan) for name, r in held.items()}
         print(f"  the earlier student on the held-out sets: {before}", flush=True)
     elif plan.trunk:
         student = trunk_student(teacher, [int(i) for i in plan.trunk.split(",")])
-        plan.hidden, plan.heads = student.config.hidden_size, student.config.num_attention_heads
-        plan.kv_heads, plan.layers = student.config.num_key_value_heads, len(student.model.layers)
-        plan.intermediate = student.config.intermediate_size
     else:
         student = LlamaForCausalLM(student_config(teacher.config, plan))
         init_embeddings(student, teacher)
+    for key, name in Plan.CONFIG_NAMES.items():  # the report gives the student's own shape
+        setattr(plan, key, getattr(student.config, name))
     trim_first = None
     if plan.trunk and plan.draft_vocab:  # train the draft vocabulary's rows themselves
         untrained = {name: agreement(student, r, plan) for name, r in held.items()}
