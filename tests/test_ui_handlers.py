@@ -30,7 +30,7 @@ from speccascade.app.tabs.story import SCENES, leave_story, play_scene
 from speccascade.app.tabs.sweep import calibrate_view, calibration_plan, run_sweep
 from speccascade.app.tabs.whatif import click_token, inspect_position, show_whatif
 from speccascade.core.engine import APP_DEFAULTS
-from speccascade.i18n import STRINGS, t
+from speccascade.i18n import STRINGS, join, t
 from speccascade.models.presets import PRESETS
 
 MODELS = ("demo", "", "")
@@ -661,7 +661,8 @@ def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(app, que
     assert offer[page.switch_box]["visible"] is True and note in offer[page.switch_note]
     # the real pair reads only English: a Chinese question's offer says to ask there in English
     assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
-    assert (t("switch.note_foreign", lang) == offer[page.switch_note]) is (lang == "zh")
+    ending = t("switch.try_foreign" if lang == "zh" else "switch.try", lang)
+    assert offer[page.switch_note] == join([t("switch.note", lang), ending], lang)
 
 
 def test_an_answer_that_declines_gets_the_switch_offer(app):

@@ -36,10 +36,16 @@ def has(key: str) -> bool:
     return key in STRINGS
 
 
+def join(sentences: list[str], lang: str) -> str:
+    """Sentences into one paragraph: spaced in English, run together in Chinese."""
+    return ("" if lang_of(lang) == "zh" else " ").join(sentences)
+
+
 __all__ = [
     "LANGS",
     "STRINGS",
     "has",
+    "join",
     "lang_of",
     "method_label",
     "policy_label",

@@ -141,20 +141,21 @@ STRINGS: dict[str, tuple[str, str]] = {
     "switch.note": (
         "**Outside what the demo pair knows.** Its two small models were trained only to say "
         "who or what something is (famous people, places and words), so they said so instead "
-        "of making something up. The SmolLM2 pair is a real small language model that runs "
-        "offline on this machine: it can try this question.",
+        "of making something up.",
         "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人、地方和词语），所以如实说明，而不是编造答案。SmolLM2 模型对是一个真正的小型"
-        "语言模型，在本机离线运行，可以试着回答这个问题。它只懂英文：中文问题请改用英文提问。",
+        "（名人、地方和词语），所以如实说明，而不是编造答案。",
     ),
-    "switch.note_foreign": (
-        "**Outside what the demo pair knows.** Its two small models were trained only to say "
-        "who or what something is (famous people, places and words), so they said so instead "
-        "of making something up. The SmolLM2 pair, a real small language model, can try "
-        "questions like this one, but it reads only English: switch to it, then ask in English.",
-        "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人、地方和词语），所以如实说明，而不是编造答案。SmolLM2 模型对是一个真正的小型"
-        "语言模型，可以尝试这类问题，但它只懂英文：请切换过去，再用英文提问。",
+    "switch.try": (
+        "The SmolLM2 pair is a real small language model that runs offline on this machine: "
+        "it can try this question.",
+        "SmolLM2 模型对是一个真正的小型语言模型，在本机离线运行，可以试着回答这个问题。"
+        "它只懂英文：中文问题请改用英文提问。",
+    ),
+    "switch.try_foreign": (
+        "The SmolLM2 pair, a real small language model, can try questions like this one, but "
+        "it reads only English: switch to it, then ask in English.",
+        "SmolLM2 模型对是一个真正的小型语言模型，可以尝试这类问题，但它只懂英文：请切换过去，"
+        "再用英文提问。",
     ),
     "error.english_only": (
         "the SmolLM2 pair reads only English: ask this question in English (to a Chinese "

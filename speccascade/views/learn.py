@@ -12,7 +12,7 @@ import re
 
 from speccascade.analysis.explain import TokenStep, WorkedExample
 from speccascade.core.rules import RULES, Rule
-from speccascade.i18n import lang_of, t
+from speccascade.i18n import join, t
 
 # The two sides of each rule's test in LaTeX, in the order `explain.SIDES` computes them.
 SIDES_TEX: dict[str, tuple[str, str]] = {
@@ -79,11 +79,6 @@ def _t(key: str, lang: str, **values) -> str:
     return t(key, lang, **values)
 
 
-def _join(sentences: list[str], lang: str) -> str:
-    """Sentences into one paragraph: spaced in English, run together in Chinese."""
-    return ("" if lang_of(lang) == "zh" else " ").join(sentences)
-
-
 def _label(rule: str, lang: str) -> str:
     """A rule's display name, Markdown-safe (the asterisk of BiLD* is not emphasis)."""
     return _t(f"rule.{rule}", lang).replace("*", r"\*")
@@ -105,7 +100,7 @@ def _rule_row(rule: Rule, lang: str) -> str:
         sd_end = _t("learn.rules.below_zero", lang) if below else alpha_text(rule.alpha_sd)
         drafter_end = alpha_text(rule.alpha_drafter)
     source = _t("learn.rules.source", lang, source=_t(f"learn.source.{rule.name}", lang))
-    desc = _join([_t(f"rule.{rule.name}.desc", lang), source], lang)
+    desc = join([_t(f"rule.{rule.name}.desc", lang), source], lang)
     name = f"**{_label(rule.name, lang)}** `{rule.name}`"
     return f"| {name} | {when} | {sd_end} | {drafter_end} | {desc} |"
 
@@ -172,7 +167,7 @@ def _step_text(step: TokenStep, ex: WorkedExample, lang: str) -> str:
         parts.append(_t("learn.example.kept_anyway", lang))
     else:
         parts.append(_t("learn.example.kept", lang))
-    return _join(parts, lang)
+    return join(parts, lang)
 
 
 def example_markdown(lang: str, ex: WorkedExample | None) -> str:
@@ -243,7 +238,7 @@ def learn_markdown(lang: str, example: WorkedExample | None = None) -> str:
     `example` (from `explain.worked_example`) fills in the worked example and the run's
     speed-up numbers; without it the page says the example appears after a run."""
     steps = "\n".join(f"{i}. {_t(f'learn.steps.{i}', lang)}" for i in range(1, 6))
-    show = _join(
+    show = join(
         [_t(f"learn.show.{k}", lang) for k in ("colours", "heatmap", "inspector", "whatif")], lang
     )
     sections = [

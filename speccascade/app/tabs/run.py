@@ -40,7 +40,7 @@ from speccascade.core.engine import (
     stream,
 )
 from speccascade.core.trace import Trace
-from speccascade.i18n import method_label, t
+from speccascade.i18n import join, method_label, t
 from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.heatmap import heatmap, inspector
 from speccascade.views.learn import learn_markdown
@@ -181,8 +181,9 @@ def _execute(
     ctx: AppContext, page: Page, prompt, settings: Settings, models: list, lang: str, session
 ) -> Iterator[dict]:
     """Run one method, streaming the token strip, then show the whole run in every panel.
-    Returns the trace (None after a user error, which clears the panels instead, or after a
-    Stop pressed while the pair was loading, which leaves them as they were)."""
+    Returns the trace, or None: after a user error (the status says what to change) or a
+    Stop pressed while the pair was loading, both leaving the panels as they were, and after
+    a run that failed midway, which clears them."""
     stop = ctx.new_stop(session)  # before loading: Stop during a first load must count too
     try:
         prompt = check_prompt(prompt, ctx.config, lang)
@@ -289,7 +290,8 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     target = PRESETS[current.switch_to]
     missing = target.missing()
     foreign = target.cannot_read(prompt or "")
-    note = t("switch.note_foreign" if foreign else "switch.note", lang)
+    ending = t("switch.try_foreign" if foreign else "switch.try", lang)
+    note = join([t("switch.note", lang), ending], lang)
     if missing:
         note += " " + t("switch.missing", lang, detail=missing)
     return {
