@@ -181,10 +181,12 @@ def scene_caption(
     A pair with its own story (a real small model) gets scene 1 without the embedded pair's
     claim that the drafter knows the answer (SmolLM2's drafter invented one for Helen Hayes)."""
     numbers = story[key]
-    # no eval item: no key facts to check, so no verdict on them (it said "misses a key fact")
-    checked = "story.unchecked" if item is None else None
-    right = item is not None and states_facts(trace.text, item.facts)
-    correct = t(checked or ("story.correct" if right else "story.wrong"), lang)
+    if item is None:  # no key facts on record, so no verdict on them (it said "misses one")
+        correct = t("story.unchecked", lang)
+    else:
+        correct = t(
+            "story.correct" if states_facts(trace.text, item.facts) else "story.wrong", lang
+        )
     if key == "sd":
         return t("story.sd.pair" if own_story else "story.sd", lang, **numbers)
     if key == "cascade":
