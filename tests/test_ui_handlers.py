@@ -403,6 +403,24 @@ def test_every_string_exists_in_both_languages_with_the_same_fields():
         assert fields(en) == fields(zh), key
 
 
+def test_counts_of_one_read_in_the_singular():
+    """ "Done: 1 tokens" read wrong: a `key.one` form is used where n is 1, and it says
+    everything its plural form does but n."""
+    assert t("status.done", "en", n=1, s=0.5, reason="end of text") == (
+        "Done: 1 token in 0.50 s (end of text)."
+    )
+    assert t("status.done", "en", n=2, s=0.5, reason="x").startswith("Done: 2 tokens in")
+    assert t("status.running", "en", n=1) == "Running: 1 token so far…"
+    assert t("status.stopped", "zh", n=1) == "已在 1 个词元后停止。"
+    singular = [k for k in STRINGS if k.endswith(".one")]
+    assert singular
+    for key in singular:
+        base = key.removesuffix(".one")
+        for one, many in zip(STRINGS[key], STRINGS[base]):
+            keys = {f for _, f, _, _ in string.Formatter().parse(many) if f}
+            assert {f for _, f, _, _ in string.Formatter().parse(one) if f} == keys - {"n"}
+
+
 def test_handlers_run_concurrently_in_separate_sessions(app):
     """Two sessions' runs at once: both finish, each with its own trace."""
     results = {}
@@ -701,6 +719,8 @@ def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkey
     offer = switch_offer(page, declined, "demo", "en")
     assert "not set up on this server: pip x" in offer[page.switch_note]
     assert offer[page.switch_btn]["visible"] is False
+    note = switch_offer(page, declined, "demo", "zh")[page.switch_note]
+    assert "。但本服务器还没有安装它：pip x" in note  # Chinese sentences run together
     # a pair with no switch (SmolLM2 itself), no trace, or an unknown preset: no offer
     for trace, preset in ((declined, "smollm2-135m-offline"), (None, "demo"), (declined, "?")):
         assert switch_offer(page, trace, preset, "en")[page.switch_box]["visible"] is False

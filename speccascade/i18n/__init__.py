@@ -26,7 +26,11 @@ def lang_of(code: str | None) -> str:
 
 
 def t(key: str, lang: str = "en", /, **values) -> str:
-    """The string `key` in `lang` ('en', 'zh' or a browser tag), with `values` filled in."""
+    """The string `key` in `lang` ('en', 'zh' or a browser tag), with `values` filled in.
+    Where `n` is 1 and `key.one` exists, that singular form is used ("1 token", not "1
+    tokens")."""
+    if values.get("n") == 1 and f"{key}.one" in STRINGS:
+        key = f"{key}.one"
     en, zh = STRINGS[key]
     text = zh if lang_of(lang) == "zh" else en
     return text.format(**values) if values else text

@@ -188,8 +188,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ui.position": ("Position (or click a token)", "位置（或点击词元）"),
     "ui.timeline": ("Round timeline", "轮次时间线"),
     "ui.stats": ("Stats", "统计"),
-    "ui.downloads": ("Download the trace", "下载运行轨迹"),
-    "ui.raw_trace": ("Raw trace (JSON)", "原始轨迹（JSON）"),
+    "ui.downloads": ("Download the trace", "下载运行记录"),
+    "ui.raw_trace": ("Raw trace (JSON)", "原始运行记录（JSON）"),
     "ui.sweep_source": ("Sweep on", "扫描对象"),
     "ui.sweep_alphas": ("α values per rule", "每条规则的 α 个数"),
     "ui.sweep_run": ("Run sweep", "运行扫描"),
@@ -257,11 +257,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "status.loading": ("Loading the model pair (first use only)…", "正在加载模型组合（仅首次）……"),
     "status.running": ("Running: {n} tokens so far…", "运行中：已生成 {n} 个词元……"),
+    "status.running.one": ("Running: 1 token so far…", "运行中：已生成 1 个词元……"),
     "status.done": (
         "Done: {n} tokens in {s:.2f} s ({reason}).",
         "完成：{s:.2f} 秒生成 {n} 个词元（{reason}）。",
     ),
+    "status.done.one": (
+        "Done: 1 token in {s:.2f} s ({reason}).",
+        "完成：{s:.2f} 秒生成 1 个词元（{reason}）。",
+    ),
     "status.stopped": ("Stopped after {n} tokens.", "已在 {n} 个词元后停止。"),
+    "status.stopped.one": ("Stopped after 1 token.", "已在 1 个词元后停止。"),
     "status.stop_requested": ("Stopping after the current round…", "将在当前轮次结束后停止……"),
     "status.stopped_loading": (
         "Stopped before the run began (the model pair is loaded now: Run starts at once).",
@@ -629,11 +635,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "for speculative decoding and block verification, the target π for a cascade or any "
         "other rule)? Many seeded runs of the first tokens of the prompt are compared, "
         "position by position, with that law: a chi-square test and the total-variation gap, "
-        "beside the gap sampling noise alone gives. Uses the settings on the left; sampling "
+        "beside the gap sampling noise alone gives. Uses the run's current settings (method, rule, α, temperature); sampling "
         "(T > 0) makes the test informative.",
         "**保真度审计。** 当前配置的输出是否服从它承诺的分布（投机解码和块验证为 p，"
         "级联和其他规则为目标分布 π）？用许多个随机种子运行提示词的前几个词元，逐位置与该分布比较："
-        "卡方检验和总变差差距，并给出仅由抽样噪声造成的差距作对照。使用左侧的设置；"
+        "卡方检验和总变差差距，并给出仅由抽样噪声造成的差距作对照。使用当前的运行设置（方法、规则、α、温度）；"
         "采样（T > 0）时检验才有意义。",
     ),
     "views.audit.positions": ("Positions (first k tokens)", "位置（前 k 个词元）"),

@@ -291,9 +291,10 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     missing = target.missing()
     foreign = target.cannot_read(prompt or "")
     ending = t("switch.try_foreign" if foreign else "switch.try", lang)
-    note = join([t("switch.note", lang), ending], lang)
+    sentences = [t("switch.note", lang), ending]
     if missing:
-        note += " " + t("switch.missing", lang, detail=missing)
+        sentences.append(t("switch.missing", lang, detail=missing))
+    note = join(sentences, lang)
     return {
         page.switch_box: gr.update(visible=True),
         page.switch_note: note,
