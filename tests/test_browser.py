@@ -58,8 +58,8 @@ def browser():
         b.close()
 
 
-def open_page(browser, url, viewport, locale="en-US"):
-    page = browser.new_page(viewport=viewport, locale=locale)
+def open_page(browser, url, viewport, locale="en-US", **options):
+    page = browser.new_page(viewport=viewport, locale=locale, **options)
     page.goto(url, wait_until="load")
     page.wait_for_selector("#run", timeout=30_000)
     zh = locale.startswith("zh")
@@ -307,6 +307,33 @@ def test_phone_reaches_run_and_nothing_overflows(url, browser):
     )
     assert gaps and min(gaps) >= 12, gaps
     shot(page, "phone-en-run.png")
+    page.close()
+
+
+def test_a_phone_scene_links_to_its_answer_and_hides_chart_toolbars(url, browser):
+    """Plotly shows a touch screen's chart toolbars all the time, over the chart's label and
+    title (a mouse shows them on hover): page.css hides them there, and only there. A phone's
+    answer lies a page of settings below the scene's caption: the caption links down to it
+    (a wide screen shows it beside the caption, and no link)."""
+    shown = """() => [...document.querySelectorAll('#heatmap .modebar-container')]
+        .map(e => getComputedStyle(e).display)"""
+    for options, hidden in (({"is_mobile": True, "has_touch": True}, True), ({}, False)):
+        page = open_page(browser, url, PHONE, **options)
+        play(page, "cascade")
+        page.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
+        displays = page.evaluate(shown)
+        assert displays and all((d == "none") is hidden for d in displays), (options, displays)
+        link = page.locator('#caption a[href="#tabs"]')
+        assert link.is_visible()  # the phone's width (a desktop's: below)
+        link.click()
+        page.wait_for_function(
+            "Math.abs(document.querySelector('#tabs').getBoundingClientRect().top) < 40"
+        )
+        page.close()
+    page = open_page(browser, url, DESKTOP)
+    play(page, "cascade")
+    assert page.locator('#caption a[href="#tabs"]').count() == 1
+    assert not page.locator('#caption a[href="#tabs"]').is_visible()
     page.close()
 
 

@@ -414,6 +414,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "story.correct": ("states the key facts", "包含了关键事实"),
     "story.wrong": ("misses a key fact", "缺少关键事实"),
+    "story.to_answer": ("[↓ The answer, token by token](#tabs)", "[↓ 逐词元查看回答](#tabs)"),
     "story.unchecked": (
         "is not checked: this question has no key facts on record",
         "未经核对：这个问题没有记录在案的关键事实",

@@ -128,7 +128,7 @@ def play_scene(
     if key != "alpha":
         own = own_story(preset) is not None
         caption = scene_caption(key, trace, story, item, lang, own_story=own)
-        yield {page.story: story, page.caption: caption}
+        yield {page.story: story, page.caption: with_answer_link(caption, lang)}
         return
     # scene 4: the what-if at the SD end, then the trade-off curve on the same question
     rule = rule_for(trace.summary.method, trace.summary.rule)
@@ -137,7 +137,7 @@ def play_scene(
     tokenizer = ctx.pair(*models).tokenizer
 
     def caption(runs) -> str:
-        return t(
+        text = t(
             "story.alpha",
             lang,
             alpha=trace.summary.alpha,
@@ -146,6 +146,7 @@ def play_scene(
             runs=runs,
             **numbers,
         )
+        return with_answer_link(text, lang)
 
     yield {
         page.story: story,
@@ -172,6 +173,12 @@ def scene_numbers(trace: Trace) -> dict:
         "tokens": s.new_tokens,
         "s": s.wall_s,
     }
+
+
+def with_answer_link(caption: str, lang: str) -> str:
+    """The caption and a link down to the answer: on a phone the answer's tokens lie a page
+    of settings below the caption (page.css shows the link there only)."""
+    return f"{caption}\n\n{t('story.to_answer', lang)}"
 
 
 def scene_caption(
