@@ -103,7 +103,7 @@ def _format_summary(s) -> str:
     if s.mean_window is not None:
         rows.append(
             ("draft windows", f"{s.draft_policy}: mean {s.mean_window:.2f}, "
-             f"{s.wasted_drafts} drafter forwards on drafts not kept")
+             f"{s.wasted_drafts} drafter forwards on drafts not in the answer")
         )  # fmt: skip
     if s.ideal_speedup is not None:
         rows.append(("ideal speed-up", f"{s.ideal_speedup:.2f}x (cost ratio {s.cost_ratio:.3f})"))

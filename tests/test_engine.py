@@ -605,10 +605,13 @@ def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
     verified too (the round's counts keep them for the projector) but never shown: the
     summary's kept drafts are the answer's own accepted tokens, and its drafted ones end there
     too. "who is buzz aldrin?" at the app's defaults ended a window with [EOS, x, y, ...] kept
-    up to y, and the page said 23 of 25 kept with every shown draft kept."""
+    up to y, and the page said 23 of 25 kept with every shown draft kept. Every panel counts
+    the same way: "Who is Buzz Aldrin?" said 21 of 21 kept while its drafting chart's last
+    window kept 3 of 5 and its stats said 2 drafts not kept."""
     from speccascade.core.engine import APP_DEFAULTS
     from speccascade.core.trace import RoundRecord, drafts_in_text
     from speccascade.models.presets import load_preset
+    from speccascade.views.timeline import drafting
 
     def rnd(drafted, accepted, emitted):
         return RoundRecord(0, 0.0, 0.0, 0.0, drafted, accepted, emitted, drafted, 1)
@@ -626,4 +629,15 @@ def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
             assert tr.summary.accepted == shown, (prompt, gamma)
             assert tr.summary.drafted <= sum(r.drafted for r in tr.rounds)
             cut += tr.summary.drafted < sum(r.drafted for r in tr.rounds)
+            # the stats: every drafter forward on a draft the answer does not show
+            made = sum(r.drafted for r in tr.rounds)
+            assert tr.summary.wasted_drafts == made - shown, (prompt, gamma)
+            # the drafting chart: its kept line and its per-position counts
+            fig = drafting(tr)
+            kept_line = next(d for d in fig.data if d.name == "kept")
+            assert sum(kept_line.y) == shown, (prompt, gamma)
+            bars = fig.data[0]
+            assert sum(int(x.split("/")[0]) for x in bars.text) == shown, (prompt, gamma)
+            if tr.summary.acceptance_rate == 1.0:
+                assert set(tr.summary.acceptance_by_position) <= {1.0, None}, (prompt, gamma)
     assert cut, "the test needs a run whose text ends inside kept drafts"

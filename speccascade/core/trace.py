@@ -7,7 +7,7 @@ temperature-scaled laws the tokens were drawn from (what drives rejections).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 import pandas as pd
@@ -266,14 +266,16 @@ def position_counts(rounds: list[RoundRecord]) -> tuple[list[int], list[int]]:
 def position_stats(rounds: list[RoundRecord]) -> tuple[list[float | None], float | None, int]:
     """Acceptance rate by position in the draft window (position j is reached when the j - 1
     drafts before it were kept), the mean window drafted, and the drafter forwards spent on
-    drafts that were not kept. Rounds that drafted nothing (single-model loops) are skipped."""
+    drafts that are not in the text. Rounds that drafted nothing (single-model loops) are
+    skipped. The rates count drafts up to the end of the text (`rounds_in_text`), like the
+    summary's kept share; the window and the forwards count what the drafter did."""
     drafting = [r for r in rounds if r.drafted]
     if not drafting:
         return [], None, 0
-    reached, kept = position_counts(drafting)
+    reached, kept = position_counts([r for r in rounds_in_text(rounds) if r.drafted])
     rates = [k / n if n else None for k, n in zip(kept, reached)]
     mean_window = sum(r.drafted for r in drafting) / len(drafting)
-    wasted = sum(r.drafted - r.accepted for r in drafting)
+    wasted = sum(r.drafted for r in drafting) - drafts_in_text(rounds)[1]
     return rates, mean_window, wasted
 
 
@@ -306,7 +308,7 @@ class Summary:
     draft_threshold: float | None = None  # only for policies that stop a draft early
     acceptance_by_position: list[float | None] = field(default_factory=list)
     mean_window: float | None = None
-    wasted_drafts: int = 0  # drafter forwards spent on drafts that were not kept
+    wasted_drafts: int = 0  # drafter forwards spent on drafts that are not in the text
 
 
 @dataclass
@@ -376,18 +378,22 @@ def ideal_speedup(b: float, gamma: int, c: float) -> float:
     return expected_tokens_per_call(b, gamma) / (1 + gamma * c)
 
 
-def drafts_in_text(rounds: list[RoundRecord]) -> tuple[int, int]:
-    """Drafts made and kept, up to the end of the text. When an end of text or a stop string
-    falls inside the last round's kept drafts, the drafts after it were still verified and
-    kept (the round's own counts keep them: they cost forwards, and the projector reads them)
-    but never shown: a kept share over them would count drafts no one sees."""
-    drafted = sum(r.drafted for r in rounds)
-    accepted = sum(r.accepted for r in rounds)
+def rounds_in_text(rounds: list[RoundRecord]) -> list[RoundRecord]:
+    """The rounds with the last one cut at the end of the text. When an end of text or a stop
+    string falls inside its kept drafts, the drafts after it were still verified and kept
+    (the round's own counts keep them: they cost forwards, and the projector reads them) but
+    never shown: a kept share over them would count drafts no one sees ("who is buzz
+    aldrin?" said 21 of 21 kept, its last window 3 of 5 and 2 drafts not kept)."""
     last = rounds[-1] if rounds else None
-    if last is not None and last.drafted and last.accepted >= last.emitted:
-        drafted -= last.drafted - last.emitted
-        accepted -= last.accepted - last.emitted
-    return drafted, accepted
+    if last is None or not last.drafted or last.accepted < last.emitted:
+        return list(rounds)
+    return [*rounds[:-1], replace(last, drafted=last.emitted, accepted=last.emitted)]
+
+
+def drafts_in_text(rounds: list[RoundRecord]) -> tuple[int, int]:
+    """Drafts made and kept, up to the end of the text (`rounds_in_text`)."""
+    cut = rounds_in_text(rounds)
+    return sum(r.drafted for r in cut), sum(r.accepted for r in cut)
 
 
 def summarise(

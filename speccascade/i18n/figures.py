@@ -83,7 +83,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.tl.tokens": ("tokens", "词元数"),
     # -- stats table ------------------------------------------------------------------------
     "fig.stats.window": ("mean draft window", "平均草稿窗口"),
-    "fig.stats.wasted": ("drafter forwards on drafts not kept", "花在未保留草稿上的起草前向次数"),
+    "fig.stats.wasted": (
+        "drafter forwards on drafts not in the answer",
+        "花在未进入回答的草稿上的起草前向次数",
+    ),
     "fig.stats.metric": ("metric", "指标"),
     "fig.stats.value": ("value", "数值"),
     "fig.stats.wall": ("wall time (s)", "总耗时（秒）"),
@@ -148,8 +151,9 @@ STRINGS: dict[str, tuple[str, str]] = {
         "位置 {j}：{reached} 个中保留 {kept} 个",
     ),
     "fig.dp.summary": (
-        "{policy}: mean window {window}, {wasted} drafter forwards spent on drafts not kept",
-        "{policy}：平均窗口 {window}，{wasted} 次起草模型前向花在未保留的草稿上",
+        "{policy}: mean window {window}, {wasted} drafter forwards spent on drafts not in the "
+        "answer",
+        "{policy}：平均窗口 {window}，{wasted} 次起草模型前向花在未进入回答的草稿上",
     ),
     "fig.dp.none": ("This method does not draft.", "该方法不起草。"),
     # -- decision plane (analysis.plane, views.plane) ------------------------------------------

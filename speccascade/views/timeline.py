@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from speccascade.core.trace import Trace, position_counts
+from speccascade.core.trace import Trace, position_counts, rounds_in_text
 from speccascade.i18n import has, policy_label, t
 from speccascade.views.style import TIMELINE_COLOURS, _fmt, _legend_below
 
@@ -115,10 +115,13 @@ def stats_frame(
 def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
     """Where in the window drafts die, and how long the windows were: the per-position kept
     rate (position j counts when the j - 1 drafts before it were kept) and the planned vs
-    drafted vs kept window per round. None for methods that do not draft."""
+    drafted vs kept window per round. None for methods that do not draft. Kept drafts count up
+    to the end of the text, like the summary's (`rounds_in_text`); drafted ones what the
+    drafter did."""
     rounds = [r for r in trace.rounds if r.drafted]
     if not rounds:
         return None
+    in_text = [r for r in rounds_in_text(trace.rounds) if r.drafted]
     s = trace.summary
     fig = make_subplots(
         rows=2,
@@ -126,7 +129,7 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
         vertical_spacing=0.3,
         subplot_titles=(t("fig.dp.by_position_title", lang), t("fig.dp.windows_title", lang)),
     )
-    reached, kept = position_counts(rounds)
+    reached, kept = position_counts(in_text)
     positions = list(range(1, len(reached) + 1))
     fig.add_bar(
         x=positions,
@@ -149,7 +152,7 @@ def drafting(trace: Trace, lang: str = "en") -> go.Figure | None:
     # drawn last on top, dotted and hollow, so the planned window shows where it equals the rest
     for key, values, colour, dash, width in (
         ("drafted", [r.drafted for r in rounds], TIMELINE_COLOURS["drafted"], "solid", 4),
-        ("kept", [r.accepted for r in rounds], TIMELINE_COLOURS["kept"], "solid", 2),
+        ("kept", [r.accepted for r in in_text], TIMELINE_COLOURS["kept"], "solid", 2),
         ("planned", [r.window for r in rounds], TIMELINE_COLOURS["verifier"], "dot", 2),
     ):
         fig.add_scatter(
