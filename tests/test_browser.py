@@ -390,6 +390,15 @@ def test_the_language_switch_reloads_the_page_in_the_other_language(url, browser
         timeout=30_000,
     )
     assert page.locator("#alpha input[type=number]").input_value() == "0.3"
+    # after a run, the page in the other language runs it again: its panels come back
+    page.locator("#run").click()
+    wait_text(page, "#status", "Done")
+    answer = page.locator("#tokens").first.inner_text()
+    page.locator("#lang-switch").click()
+    page.wait_for_url(re.compile(r"[?&]lang=zh"), timeout=30_000)
+    wait_text(page, "#status", "完成", timeout=60_000)
+    assert page.locator("#tokens").first.inner_text() == answer  # the same run, seeded
+    assert "_run" not in page.url  # a reload or a copied address does not run again
     page.close()
 
 

@@ -506,6 +506,10 @@ def test_the_language_switch_opens_this_page_in_the_other_language(app):
     the page then restores); this language's own example gives way to the other's; what a
     link cannot carry is left behind, never the switch itself."""
     ctx, page = app
+
+    def query_of(prompt, knobs):
+        return other_lang_query(ctx, page, prompt, *MODELS, *knobs, "en")
+
     knobs = ("spec_cascade", "chow", 0.2, 3, 0.7, 40, 5, "heuristic", 0.4)
     typed = "who is buzz aldrin?"
     query = other_lang_query(ctx, page, typed, *MODELS, *knobs, "en")
@@ -540,6 +544,13 @@ def test_the_language_switch_opens_this_page_in_the_other_language(app):
     bad = other_lang_query(ctx, page, typed, *MODELS, "spec_cascade", "chow", 7.0, *knobs[3:],
                            "zh")  # fmt: skip
     assert "lang=en" in bad and "prompt=" in bad and "alpha=7" not in bad
+    # after a run, the reloaded page runs again (its panels were empty): the link says so in a
+    # key links ignore, and restores the same settings
+    ran = other_lang_query(ctx, page, typed, *MODELS, *knobs, "en", object())
+    assert ran == query_of(typed, knobs) + "&_run=1" and "_run" not in query_of(typed, knobs)
+    load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, SimpleNamespace(
+        query_params=ran[1:], session_hash="s9"))  # fmt: skip
+    assert load[page.prompt]["value"] == typed and "unknown" not in load[page.status]
 
 
 def test_a_trace_file_restores_every_panel_without_a_model(app, tmp_path):

@@ -104,7 +104,7 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
         js=LOAD_JS,
         api_name=False,
         queue=False,
-    )
+    ).then(None, js=links_tab.RUN_AGAIN_JS, api_name=False, queue=False)
     gr.api(rule_info, api_name="rule_info")
     # a plot drawn while its tab was hidden keeps the hidden width: resize on showing a tab
     p.tabs.select(

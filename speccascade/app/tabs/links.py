@@ -129,12 +129,15 @@ def other_lang_query(
     draft_policy="fixed",
     draft_threshold=APP_DEFAULTS.draft_threshold,
     lang="en",
+    trace=None,
 ) -> str:
     """The query of this page in the other language, keeping the prompt, pair and settings
     (the labels come from the browser's locale, so a language change is a reload). The
     prompt the page started with (this language's first example) gives way to the other
     language's; a question typed or picked stays. What a link cannot carry (a prompt too long
-    for one, a setting out of range) is left behind."""
+    for one, a setting out of range) is left behind. Where the page showed a run (`trace`),
+    the query asks the reloaded page to run again (RUN_AGAIN_KEY), so its panels come back
+    in the new language instead of empty."""
     other = "en" if lang == "zh" else "zh"
     pair = (preset if preset != ctx.config.preset else None, drafter or None, verifier or None)
     first, theirs = (examples_for(x, preset)["samples"][0][0] for x in (lang, other))
@@ -149,12 +152,26 @@ def other_lang_query(
         settings = None
     if settings == APP_DEFAULTS.validated():
         settings = None  # the page's own: the link need not name them
+    again = f"&{RUN_AGAIN_KEY}=1" if trace is not None else ""
     for kept in (prompt, None):
         try:
-            return "?" + share.to_query(kept, settings, *pair, other)
+            return "?" + share.to_query(kept, settings, *pair, other) + again
         except SpecCascadeError:
             continue
-    return "?" + share.to_query(None, None, lang=other)
+    return "?" + share.to_query(None, None, lang=other) + again
+
+
+# The language switch's "run again" (a key with "_": links ignore it, share.from_query). The
+# reloaded page clicks Run once its controls hold the link's values, then drops the key from
+# the address (a reload or a copied address does not run again).
+RUN_AGAIN_KEY = "_run"
+RUN_AGAIN_JS = f"""() => {{
+  const u = new URL(window.location.href);
+  if (u.searchParams.get('{RUN_AGAIN_KEY}') !== '1') return;
+  u.searchParams.delete('{RUN_AGAIN_KEY}');
+  window.history.replaceState(null, '', u);
+  document.getElementById('run')?.click();
+}}"""
 
 
 # The switch opens the page again under its new query (a reload: Gradio sets the labels' locale
@@ -190,7 +207,7 @@ def wire(ctx: AppContext, page: Page):
     ).then(None, p.share_link, p.share_link, js=LINK_JS, api_name=False, queue=False)
     p.lang_btn.click(
         _bind(other_lang_query, ctx, p),
-        run_inputs(p),
+        [*run_inputs(p), p.trace],
         p.lang_query,
         api_name=False,
         queue=False,
