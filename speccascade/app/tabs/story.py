@@ -137,15 +137,8 @@ def play_scene(
     tokenizer = ctx.pair(*models).tokenizer
 
     def caption(runs) -> str:
-        text = t(
-            "story.alpha",
-            lang,
-            alpha=trace.summary.alpha,
-            whatif=alpha,
-            would=w.would_defer,
-            runs=runs,
-            **numbers,
-        )
+        text = t("story.alpha", lang, alpha=trace.summary.alpha, whatif=alpha,
+                 would=w.would_defer, runs=runs, **numbers)  # fmt: skip
         return with_answer_link(text, lang)
 
     yield {
