@@ -19,6 +19,7 @@ an answer is correct when it states them, whatever its wording (see quality.py).
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -26,7 +27,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from speccascade.analysis.evalsets import PHRASINGS, Phrasing, asked, canonical_question
+from speccascade.analysis.evalsets import (
+    DEMO_NAMES,
+    PHRASINGS,
+    Phrasing,
+    asked,
+    canonical_question,
+    subject_key,
+)
 from speccascade.models.presets import DEMO_DECLINES
 
 WORDNET = Path("/usr/share/wordnet")
@@ -515,3 +523,23 @@ def variant_set(
 # the page recognises it and offers the real pair (speccascade.presets.Preset.declines).
 def decline_for(lang: str) -> str:
     return DEMO_DECLINES["zh" if lang == "zh" else "en"]
+
+
+def known_names(corpus: Corpus) -> list[str]:
+    """Every subject the pair was trained on (evalsets.subject_key of each question and
+    alias), sorted: the page's lookup for questions outside its domain (evalsets.demo_knows)."""
+    keys = set()
+    for item in corpus.broad + corpus.easy + corpus.hard + corpus.eval:
+        keys.add(subject_key(item.question))
+        keys.update(subject_key(alias) for alias in item.aliases)
+    return sorted(keys)
+
+
+def write_names(names: list[str], path: Path = DEMO_NAMES) -> None:
+    # mtime 0: the same names give the same bytes
+    path.write_bytes(gzip.compress("\n".join(names).encode("utf-8"), 9, mtime=0))
+
+
+if __name__ == "__main__":  # the names list alone (train_demo_pair.py writes it too)
+    write_names(known_names(build_corpus(seed=0)))
+    print(f"wrote {DEMO_NAMES}")

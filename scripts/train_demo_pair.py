@@ -36,9 +36,11 @@ from demo_corpus import (  # noqa: E402
     ask_variant,
     build_corpus,
     decline_for,
+    known_names,
     variant_set,
     write_eval_set,
     write_jsonl,
+    write_names,
 )
 from general_prompts import generate_prompts  # noqa: E402
 
@@ -1019,6 +1021,7 @@ def main() -> None:
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
+        write_names(known_names(corpus), args.evalset.parent / "demo_names.txt.gz")
         variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
         corpus.declines, held_declines = out_of_domain(args.seed)
         write_jsonl(variants, args.evalset.parent / "variants.jsonl")

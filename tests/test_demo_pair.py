@@ -4,6 +4,7 @@ on a hard one the rule hands the facts to the verifier. Greedy, no timing."""
 
 from __future__ import annotations
 
+import gzip
 import statistics
 import sys
 from pathlib import Path
@@ -208,6 +209,35 @@ def test_the_seeds_example_shows_sd_against_the_cascade(demo, question):
     assert share(sd) <= 0.3 < 0.7 <= share(cascade), (share(sd), share(cascade))
     assert states_facts(cascade.text, item.facts), cascade.text
     assert cascade.summary.verifier_calls < sd.summary.verifier_calls
+
+
+def test_the_pair_knows_what_it_was_trained_on_and_nothing_else():
+    """The subjects list (evalsets.knows) says yes to every eval question, alias and typed
+    variant (no made-up-answer warning under a right answer), and no to every out-of-domain
+    question and to the questions shaped like known ones whose subject the pair never saw
+    ("What is the tallest mountain?": it answered "the Grand Canyon"). Where WordNet is here,
+    the shipped list is exactly what the corpus builds."""
+    import json
+
+    from speccascade.analysis.evalsets import DATA, DEMO_NAMES, knows, subject_key
+
+    assert PRESETS["demo"].subjects == DEMO_NAMES
+    rows = lambda name: [json.loads(x) for x in (DATA / name).read_text().splitlines() if x]  # noqa: E731
+    items = load_evalset()
+    assert all(knows(x.question) and all(knows(a) for a in x.aliases) for x in items)
+    assert all(knows(r["question"]) for r in rows("variants.jsonl"))
+    assert all(knows(q) for q in EXAMPLES + EXAMPLES_ZH)
+    assert not any(knows(r["question"]) for r in rows("out_of_domain.jsonl"))
+    for typed in ("What is the tallest mountain?", "Who is the president of France?", "hi"):
+        assert not knows(typed), typed
+    # the lookup reads questions as the pair does: any phrasing, case, article, bare name
+    assert knows("tell me about   PARIS") and knows("what is mountain") and knows("Buzz Aldrin")
+    assert subject_key("What is a mountain?") == subject_key("mountain") == "mountain"
+    if Path("/usr/share/wordnet/data.noun").exists():
+        from demo_corpus import build_corpus, known_names
+
+        shipped = gzip.decompress(DEMO_NAMES.read_bytes()).decode().split("\n")
+        assert shipped == known_names(build_corpus(seed=0))
 
 
 def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):

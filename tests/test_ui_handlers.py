@@ -713,6 +713,26 @@ def test_an_answer_that_declines_gets_the_switch_offer(app):
     assert switch_offer(page, known, "demo", "en")[page.switch_box]["visible"] is False
 
 
+def test_an_answer_about_something_the_pair_never_learnt_is_flagged(app):
+    """ "What is the tallest mountain?" is shaped like the questions the demo pair knows, and
+    it answered with a gloss of something else ("the Grand Canyon…"), not its decline: the
+    page says the answer is likely made up and offers the real pair, in both languages. A
+    right answer to a question it knows gets no such note."""
+    ctx, page = app
+    question = "What is the tallest mountain?"
+    trace = last(run(app, question))[page.trace]
+    assert not PRESETS["demo"].declined(trace.text), trace.text
+    for lang, head in (("en", "Probably made up"), ("zh", "这个回答很可能是编造的")):
+        offer = switch_offer(page, trace, "demo", lang, question)
+        assert offer[page.switch_box]["visible"] is True
+        assert offer[page.switch_note].startswith(f"**{head}"), offer[page.switch_note]
+    offer = switch_offer(page, trace, "demo", "zh", "最高的山是什么？")
+    assert "再用英文提问" in offer[page.switch_note]  # SmolLM2 reads English only
+    for typed in ("who is buzz aldrin?", "布兹·奥尔德林是谁?", "Tell me about Einstein"):
+        known = last(run(app, typed))[page.trace]
+        assert switch_offer(page, known, "demo", "en", typed)[page.switch_box]["visible"] is False
+
+
 def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):
     ctx, page = app
     declined = SimpleNamespace(text=PRESETS["demo"].declines[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ EVALSET = DATA / "evalset.jsonl"
 # General-knowledge questions a real small model mostly knows (capitals, authors, science):
 # the SmolLM2 pair is judged on these, as the demo pair's obscure people are beyond it.
 GENERAL_QA = DATA / "general_qa.jsonl"
+# What the embedded pair was trained on, one subject_key a line (scripts/demo_corpus.py)
+DEMO_NAMES = DATA / "demo_names.txt.gz"  # = models.presets' demo `subjects`
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,31 @@ def asked(question: str) -> Asked | None:
             person = ph.person if all(x.person == ph.person for x in same) else None
             best = (len(ph.pattern), Asked(m.group(1).strip(), person))
     return best[1] if best else None
+
+
+def subject_key(question: str) -> str:
+    """What the embedded pair reads a question as, for a lookup: the name it asks about (in
+    any known phrasing, else the whole normalised question: a bare name is one), without a
+    leading article ("what is mountain" and "What is a mountain?" are one)."""
+    a = asked(question)
+    name = a.name if a is not None else canonical_question(question).rstrip("?")
+    return re.sub(r"^(the|an|a) ", "", name)
+
+
+@lru_cache(maxsize=2)
+def _known(path: Path) -> frozenset[str]:
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; rebuild it: python scripts/demo_corpus.py")
+    return frozenset(gzip.decompress(path.read_bytes()).decode("utf-8").split("\n"))
+
+
+def knows(question: str, path: Path = DEMO_NAMES) -> bool:
+    """Whether a pair was trained on what `question` asks about (`path`: its subjects, by
+    default the embedded pair's). Where it was not, the embedded pair declines (it learnt to)
+    or, for a question shaped like the ones it knows ("What is the tallest mountain?"), may
+    gloss something else ("the Grand Canyon"): the page then says the answer is likely made
+    up and offers the real pair."""
+    return subject_key(question) in _known(path)
 
 
 @lru_cache(maxsize=8)

@@ -145,6 +145,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
         "（名人、地方和词语），所以如实说明，而不是编造答案。",
     ),
+    "switch.unknown": (
+        "**Probably made up.** The demo pair's two small models were trained only to say who "
+        "or what something is (famous people, places and words), and what this question asks "
+        "about is not among them: read this answer as a guess.",
+        "**这个回答很可能是编造的。** 演示模型对的两个小模型只学过回答“某人是谁、某物是什么”"
+        "（名人、地方和词语），而这个问题问的不在其中：请把这个回答当作猜测。",
+    ),
     "switch.try": (
         "The SmolLM2 pair is a real small language model that runs offline on this machine: "
         "it can try this question.",

@@ -67,6 +67,9 @@ class Preset:
     switch_to: str | None = None
     # reads only English: a question mostly in another script gets no answer worth showing
     english_only: bool = False
+    # every subject the pair was trained on (gzipped lines; analysis.evalsets.knows reads
+    # it): an answer about anything else is likely made up. None: no such list
+    subjects: Path | None = None
 
     def declined(self, answer: str) -> bool:
         """Whether `answer` is this pair saying the question is outside what it knows (its
@@ -153,6 +156,7 @@ PRESETS: dict[str, Preset] = {
             check=_demo_missing,
             declines=tuple(DEMO_DECLINES.values()),
             switch_to="smollm2-135m-offline",
+            subjects=DATA / "demo_names.txt.gz",
         ),
         Preset(
             "smollm2-135m-offline",

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import gradio as gr
 import pandas as pd
 
+from speccascade.analysis.evalsets import knows
 from speccascade.analysis.explain import worked_example
 from speccascade.analysis.project.profiles import CostModel
 from speccascade.analysis.verdict import verdict
@@ -273,7 +274,10 @@ def run(
 
 def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") -> dict:
     """After a run: where the pair answered with its honest out-of-domain line (presets:
-    `declines`), say so and offer the pair that can answer instead; otherwise no offer. A
+    `declines`), say so and offer the pair that can answer instead; where it answered a
+    question about something it was never trained on (presets: `subjects`; "What is the
+    tallest mountain?" got "the Grand Canyon"), say the answer is likely made up and offer the
+    same; otherwise no offer. A
     target that is not set up here is named with what it needs; one that cannot read the
     question (an English-only pair, a Chinese question) is offered with the advice to ask there
     in English (it refuses the question itself, and the page keeps this run)."""
@@ -285,13 +289,17 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     current = PRESETS.get(preset or DEFAULT_PRESET)
     if trace is None or current is None or not current.switch_to:
         return hidden
-    if not current.declined(trace.text):
+    if current.declined(trace.text):
+        head = "switch.note"
+    elif current.subjects is not None and prompt and not knows(prompt, current.subjects):
+        head = "switch.unknown"
+    else:
         return hidden
     target = PRESETS[current.switch_to]
     missing = target.missing()
     foreign = target.cannot_read(prompt or "")
     ending = t("switch.try_foreign" if foreign else "switch.try", lang)
-    sentences = [t("switch.note", lang), ending]
+    sentences = [t(head, lang), ending]
     if missing:
         sentences.append(t("switch.missing", lang, detail=missing))
     note = join(sentences, lang)
