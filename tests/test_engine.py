@@ -611,7 +611,7 @@ def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
     from speccascade.core.engine import APP_DEFAULTS
     from speccascade.core.trace import RoundRecord, drafts_in_text
     from speccascade.models.presets import load_preset
-    from speccascade.views.timeline import drafting
+    from speccascade.views.timeline import drafting, timeline
 
     def rnd(drafted, accepted, emitted):
         return RoundRecord(0, 0.0, 0.0, 0.0, drafted, accepted, emitted, drafted, 1)
@@ -638,6 +638,8 @@ def test_the_kept_share_counts_the_drafts_up_to_the_end_of_the_text():
             assert sum(kept_line.y) == shown, (prompt, gamma)
             bars = fig.data[0]
             assert sum(int(x.split("/")[0]) for x in bars.text) == shown, (prompt, gamma)
+            kept_bars = next(d for d in timeline(tr).data if d.name == "kept")
+            assert sum(kept_bars.y) == shown, (prompt, gamma)
             if tr.summary.acceptance_rate == 1.0:
                 assert set(tr.summary.acceptance_by_position) <= {1.0, None}, (prompt, gamma)
     assert cut, "the test needs a run whose text ends inside kept drafts"

@@ -7,6 +7,8 @@ library's algorithm code never imports this: only the UI and the figures format 
 
 from __future__ import annotations
 
+import re
+
 from speccascade.core.engine import METHOD_REGISTRY
 from speccascade.i18n import app, figures, learn
 
@@ -25,15 +27,25 @@ def lang_of(code: str | None) -> str:
     return "zh" if (code or "").strip().lower().startswith("zh") else "en"
 
 
+# A count of one in English: "1 token", "1 time", "1 entry" (not "1 tokens"); Chinese nouns
+# have no plural. Only these nouns, and only a whole 1 ("0.1 tokens" and "11 tokens" stay).
+_ONE = re.compile(
+    r"(?<![\d.,])1 (token|time|call|draft|round|question|run|forward|prompt|answer|position"
+    r"|step|window|entr)(s|ies)\b"
+)
+
+
+def _singular(m: re.Match) -> str:
+    return f"1 {m[1]}{'y' if m[2] == 'ies' else ''}"
+
+
 def t(key: str, lang: str = "en", /, **values) -> str:
-    """The string `key` in `lang` ('en', 'zh' or a browser tag), with `values` filled in.
-    Where `n` is 1 and `key.one` exists, that singular form is used ("1 token", not "1
-    tokens")."""
-    if values.get("n") == 1 and f"{key}.one" in STRINGS:
-        key = f"{key}.one"
+    """The string `key` in `lang` ('en', 'zh' or a browser tag), with `values` filled in
+    (English counts of one in the singular)."""
     en, zh = STRINGS[key]
-    text = zh if lang_of(lang) == "zh" else en
-    return text.format(**values) if values else text
+    if lang_of(lang) == "zh":
+        return zh.format(**values) if values else zh
+    return _ONE.sub(_singular, en.format(**values)) if values else en
 
 
 def has(key: str) -> bool:

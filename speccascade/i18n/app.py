@@ -155,8 +155,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "switch.try": (
         "The SmolLM2 pair is a real small language model that runs offline on this machine: "
         "it can try this question.",
-        "SmolLM2 模型对是一个真正的小型语言模型，在本机离线运行，可以试着回答这个问题。"
-        "它只懂英文：中文问题请改用英文提问。",
+        "SmolLM2 模型对是一个真正的小型语言模型，在本机离线运行，可以试着回答这个问题。",
     ),
     "switch.try_foreign": (
         "The SmolLM2 pair, a real small language model, can try questions like this one, but "
@@ -264,17 +263,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "status.loading": ("Loading the model pair (first use only)…", "正在加载模型组合（仅首次）……"),
     "status.running": ("Running: {n} tokens so far…", "运行中：已生成 {n} 个词元……"),
-    "status.running.one": ("Running: 1 token so far…", "运行中：已生成 1 个词元……"),
     "status.done": (
         "Done: {n} tokens in {s:.2f} s ({reason}).",
         "完成：{s:.2f} 秒生成 {n} 个词元（{reason}）。",
     ),
-    "status.done.one": (
-        "Done: 1 token in {s:.2f} s ({reason}).",
-        "完成：{s:.2f} 秒生成 1 个词元（{reason}）。",
-    ),
     "status.stopped": ("Stopped after {n} tokens.", "已在 {n} 个词元后停止。"),
-    "status.stopped.one": ("Stopped after 1 token.", "已在 1 个词元后停止。"),
     "status.stop_requested": ("Stopping after the current round…", "将在当前轮次结束后停止……"),
     "status.stopped_loading": (
         "Stopped before the run began (the model pair is loaded now: Run starts at once).",

@@ -84,8 +84,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     # -- stats table ------------------------------------------------------------------------
     "fig.stats.window": ("mean draft window", "平均草稿窗口"),
     "fig.stats.wasted": (
-        "drafter forwards on drafts not in the answer",
-        "花在未进入回答的草稿上的起草前向次数",
+        "drafter forwards on drafts not in the answer (rejected, or past its end)",
+        "花在未进入回答的草稿上的起草前向次数（被拒绝，或在回答结束之后）",
     ),
     "fig.stats.metric": ("metric", "指标"),
     "fig.stats.value": ("value", "数值"),

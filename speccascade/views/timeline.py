@@ -14,7 +14,7 @@ from speccascade.views.style import TIMELINE_COLOURS, _fmt, _legend_below
 
 def timeline(trace: Trace, lang: str = "en") -> go.Figure:
     """Drafter and verifier calls on a time axis (where the time went), and drafted vs kept
-    tokens per round."""
+    tokens per round (kept up to the end of the text, as everywhere: `rounds_in_text`)."""
     fig = make_subplots(
         rows=2,
         cols=1,
@@ -52,7 +52,7 @@ def timeline(trace: Trace, lang: str = "en") -> go.Figure:
     if any(r.drafted for r in rounds):
         for key, values in (
             ("drafted", [r.drafted for r in rounds]),
-            ("kept", [r.accepted for r in rounds]),
+            ("kept", [r.accepted for r in rounds_in_text(rounds)]),
         ):
             fig.add_bar(
                 name=t(f"fig.tl.{key}", lang),

@@ -176,7 +176,10 @@ RUN_AGAIN_JS = f"""() => {{
 
 # The switch opens the page again under its new query (a reload: Gradio sets the labels' locale
 # as the page loads).
-OPEN_QUERY_JS = "(q) => { if (q) window.location.search = q; return q; }"
+# The address's #fragment is dropped (the story's link down to the answer leaves "#tabs",
+# which would open the new page scrolled past its story).
+OPEN_QUERY_JS = """(q) => { if (!q) return q; const u = new URL(window.location.href);
+    u.search = q; u.hash = ''; window.location.assign(u.toString()); return q; }"""
 
 
 # The page's own address (the server sees only its API's): the link's query is written into the
