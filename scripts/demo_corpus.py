@@ -527,7 +527,7 @@ def decline_for(lang: str) -> str:
 
 def known_names(corpus: Corpus) -> list[str]:
     """Every subject the pair was trained on (evalsets.subject_key of each question and
-    alias), sorted: the page's lookup for questions outside its domain (evalsets.demo_knows)."""
+    alias), sorted: the page's lookup for questions outside its domain (evalsets.knows)."""
     keys = set()
     for item in corpus.broad + corpus.easy + corpus.hard + corpus.eval:
         keys.add(subject_key(item.question))

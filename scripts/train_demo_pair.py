@@ -46,6 +46,7 @@ from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade import generate, load_pair  # noqa: E402
 from speccascade.analysis.evalsets import (  # noqa: E402
+    DEMO_NAMES,
     GENERAL_QA,
     STRIPPED,
     canonical_question,
@@ -1021,7 +1022,7 @@ def main() -> None:
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
-        write_names(known_names(corpus), args.evalset.parent / "demo_names.txt.gz")
+        write_names(known_names(corpus), args.evalset.parent / DEMO_NAMES.name)
         variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
         corpus.declines, held_declines = out_of_domain(args.seed)
         write_jsonl(variants, args.evalset.parent / "variants.jsonl")

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from speccascade.models.assets import DATA
+from speccascade.models.assets import DATA, DEMO_SUBJECTS
 
 EVALSET = DATA / "evalset.jsonl"
 # General-knowledge questions a real small model mostly knows (capitals, authors, science):
 # the SmolLM2 pair is judged on these, as the demo pair's obscure people are beyond it.
 GENERAL_QA = DATA / "general_qa.jsonl"
 # What the embedded pair was trained on, one subject_key a line (scripts/demo_corpus.py)
-DEMO_NAMES = DATA / "demo_names.txt.gz"  # = models.presets' demo `subjects`
+DEMO_NAMES = DEMO_SUBJECTS
 
 
 @dataclass(frozen=True)

@@ -272,10 +272,11 @@ def position_stats(rounds: list[RoundRecord]) -> tuple[list[float | None], float
     drafting = [r for r in rounds if r.drafted]
     if not drafting:
         return [], None, 0
-    reached, kept = position_counts([r for r in rounds_in_text(rounds) if r.drafted])
+    in_text = [r for r in rounds_in_text(rounds) if r.drafted]
+    reached, kept = position_counts(in_text)
     rates = [k / n if n else None for k, n in zip(kept, reached)]
     mean_window = sum(r.drafted for r in drafting) / len(drafting)
-    wasted = sum(r.drafted for r in drafting) - drafts_in_text(rounds)[1]
+    wasted = sum(r.drafted for r in drafting) - sum(r.accepted for r in in_text)
     return rates, mean_window, wasted
 
 

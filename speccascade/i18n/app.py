@@ -636,12 +636,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "for speculative decoding and block verification, the target π for a cascade or any "
         "other rule)? Many seeded runs of the first tokens of the prompt are compared, "
         "position by position, with that law: a chi-square test and the total-variation gap, "
-        "beside the gap sampling noise alone gives. Uses the run's current settings (method, rule, α, temperature); sampling "
-        "(T > 0) makes the test informative.",
+        "beside the gap sampling noise alone gives. Uses the run's current settings (method, "
+        "rule, α, temperature); sampling (T > 0) makes the test informative.",
         "**保真度审计。** 当前配置的输出是否服从它承诺的分布（投机解码和块验证为 p，"
         "级联和其他规则为目标分布 π）？用许多个随机种子运行提示词的前几个词元，逐位置与该分布比较："
-        "卡方检验和总变差差距，并给出仅由抽样噪声造成的差距作对照。使用当前的运行设置（方法、规则、α、温度）；"
-        "采样（T > 0）时检验才有意义。",
+        "卡方检验和总变差差距，并给出仅由抽样噪声造成的差距作对照。"
+        "使用当前的运行设置（方法、规则、α、温度）；采样（T > 0）时检验才有意义。",
     ),
     "views.audit.positions": ("Positions (first k tokens)", "位置（前 k 个词元）"),
     "views.audit.seconds": ("Time budget (s)", "时间预算（秒）"),

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from speccascade.core.errors import ModelLoadError
 from speccascade.models import gguf_cache
-from speccascade.models.assets import DATA, DEMO_DRAFTER, DEMO_VERIFIER, SMOLLM2_DRAFTER
+from speccascade.models.assets import (
+    DATA,
+    DEMO_DRAFTER,
+    DEMO_SUBJECTS,
+    DEMO_VERIFIER,
+    SMOLLM2_DRAFTER,
+)
 from speccascade.models.loading import load_pair
 
 __all__ = [
@@ -156,7 +162,7 @@ PRESETS: dict[str, Preset] = {
             check=_demo_missing,
             declines=tuple(DEMO_DECLINES.values()),
             switch_to="smollm2-135m-offline",
-            subjects=DATA / "demo_names.txt.gz",
+            subjects=DEMO_SUBJECTS,
         ),
         Preset(
             "smollm2-135m-offline",

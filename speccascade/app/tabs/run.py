@@ -277,10 +277,10 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     `declines`), say so and offer the pair that can answer instead; where it answered a
     question about something it was never trained on (presets: `subjects`; "What is the
     tallest mountain?" got "the Grand Canyon"), say the answer is likely made up and offer the
-    same; otherwise no offer. A
-    target that is not set up here is named with what it needs; one that cannot read the
-    question (an English-only pair, a Chinese question) is offered with the advice to ask there
-    in English (it refuses the question itself, and the page keeps this run)."""
+    same; otherwise no offer. A target that is not set up here is named with what it needs;
+    one that cannot read the question (an English-only pair, a Chinese question) is offered
+    with the advice to ask there in English (it refuses the question itself, and the page
+    keeps this run)."""
     hidden = {
         page.switch_box: gr.update(visible=False),
         page.switch_note: "",
