@@ -28,12 +28,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from speccascade.analysis.evalsets import (
-    DEMO_NAMES,
+    DEMO_TAUGHT,
     PHRASINGS,
     Phrasing,
     asked,
     canonical_question,
-    subject_key,
 )
 from speccascade.models.presets import DEMO_DECLINES
 
@@ -413,10 +412,12 @@ def was_variant(item: QA) -> QA | None:
     return None
 
 
+def _row(x: QA) -> dict:
+    return {**asdict(x), "facts": list(x.facts), "aliases": list(x.aliases)}
+
+
 def write_eval_set(items: list[QA], path: Path) -> None:
-    write_jsonl(
-        [{**asdict(x), "facts": list(x.facts), "aliases": list(x.aliases)} for x in items], path
-    )
+    write_jsonl([_row(x) for x in items], path)
 
 
 def write_jsonl(rows: list[dict], path: Path) -> None:
@@ -525,21 +526,22 @@ def decline_for(lang: str) -> str:
     return DEMO_DECLINES["zh" if lang == "zh" else "en"]
 
 
-def known_names(corpus: Corpus) -> list[str]:
-    """Every subject the pair was trained on (evalsets.subject_key of each question and
-    alias), sorted: the page's lookup for questions outside its domain (evalsets.knows)."""
-    keys = set()
-    for item in corpus.broad + corpus.easy + corpus.hard + corpus.eval:
-        keys.add(subject_key(item.question))
-        keys.update(subject_key(alias) for alias in item.aliases)
-    return sorted(keys)
+def taught_items(corpus: Corpus) -> list[QA]:
+    """What the pair learnt to answer: the easy and hard parts (the eval set is among them),
+    one item per question, sorted. The page reads it (evalsets.taught) to tell a question it
+    was never taught from one it was, and a right answer from a made-up one by the item's key
+    facts. The broad part is left out: both models saw it for fluency only, and answer it with
+    noise (measured: 2 of 60 broad questions near their gloss, 20 of 20 hard ones)."""
+    items = {x.question: x for x in corpus.easy + corpus.hard + corpus.eval}
+    return [items[q] for q in sorted(items)]
 
 
-def write_names(names: list[str], path: Path = DEMO_NAMES) -> None:
-    # mtime 0: the same names give the same bytes
-    path.write_bytes(gzip.compress("\n".join(names).encode("utf-8"), 9, mtime=0))
+def write_taught(items: list[QA], path: Path = DEMO_TAUGHT) -> None:
+    # mtime 0: the same items give the same bytes
+    text = "".join(json.dumps(_row(x), ensure_ascii=False) + "\n" for x in items)
+    path.write_bytes(gzip.compress(text.encode("utf-8"), 9, mtime=0))
 
 
-if __name__ == "__main__":  # the names list alone (train_demo_pair.py writes it too)
-    write_names(known_names(build_corpus(seed=0)))
-    print(f"wrote {DEMO_NAMES}")
+if __name__ == "__main__":  # the taught items alone (train_demo_pair.py writes them too)
+    write_taught(taught_items(build_corpus(seed=0)))
+    print(f"wrote {DEMO_TAUGHT}")

@@ -36,17 +36,17 @@ from demo_corpus import (  # noqa: E402
     ask_variant,
     build_corpus,
     decline_for,
-    known_names,
+    taught_items,
     variant_set,
     write_eval_set,
     write_jsonl,
-    write_names,
+    write_taught,
 )
 from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade import generate, load_pair  # noqa: E402
 from speccascade.analysis.evalsets import (  # noqa: E402
-    DEMO_NAMES,
+    DEMO_TAUGHT,
     GENERAL_QA,
     STRIPPED,
     canonical_question,
@@ -1022,7 +1022,7 @@ def main() -> None:
         t0 = time.time()
         corpus = build_corpus(seed=args.seed)
         write_eval_set(corpus.eval, args.evalset)
-        write_names(known_names(corpus), args.evalset.parent / DEMO_NAMES.name)
+        write_taught(taught_items(corpus), args.evalset.parent / DEMO_TAUGHT.name)
         variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
         corpus.declines, held_declines = out_of_domain(args.seed)
         write_jsonl(variants, args.evalset.parent / "variants.jsonl")

@@ -4,7 +4,6 @@ on a hard one the rule hands the facts to the verifier. Greedy, no timing."""
 
 from __future__ import annotations
 
-import gzip
 import statistics
 import sys
 from pathlib import Path
@@ -211,33 +210,42 @@ def test_the_seeds_example_shows_sd_against_the_cascade(demo, question):
     assert cascade.summary.verifier_calls < sd.summary.verifier_calls
 
 
-def test_the_pair_knows_what_it_was_trained_on_and_nothing_else():
-    """The subjects list (evalsets.knows) says yes to every eval question, alias and typed
+def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
+    """The taught list (evalsets.taught) says yes to every eval question, alias and typed
     variant (no made-up-answer warning under a right answer), and no to every out-of-domain
-    question and to the questions shaped like known ones whose subject the pair never saw
-    ("What is the tallest mountain?": it answered "the Grand Canyon"). Where WordNet is here,
-    the shipped list is exactly what the corpus builds."""
+    question, to the questions shaped like known ones whose subject the pair never saw
+    ("What is the tallest mountain?": it answered "the Grand Canyon") and to the WordNet
+    words it saw only for fluency ("What is a mountain?": "the world's longest river").
+    Where WordNet is here, the shipped list is exactly what the corpus builds."""
     import json
 
-    from speccascade.analysis.evalsets import DATA, DEMO_NAMES, knows, subject_key
+    from speccascade.analysis.evalsets import DATA, DEMO_TAUGHT, knows, subject_key, taught
 
-    assert PRESETS["demo"].subjects == DEMO_NAMES
+    assert PRESETS["demo"].taught == DEMO_TAUGHT
     rows = lambda name: [json.loads(x) for x in (DATA / name).read_text().splitlines() if x]  # noqa: E731
     items = load_evalset()
-    assert all(knows(x.question) and all(knows(a) for a in x.aliases) for x in items)
+    assert all(taught(x.question) == x and all(knows(a) for a in x.aliases) for x in items)
     assert all(knows(r["question"]) for r in rows("variants.jsonl"))
     assert all(knows(q) for q in EXAMPLES + EXAMPLES_ZH)
     assert not any(knows(r["question"]) for r in rows("out_of_domain.jsonl"))
     for typed in ("What is the tallest mountain?", "Who is the president of France?", "hi"):
         assert not knows(typed), typed
-    # the lookup reads questions as the pair does: any phrasing, case, article, bare name
-    assert knows("tell me about   PARIS") and knows("what is mountain") and knows("Buzz Aldrin")
+    for word in ("What is a mountain?", "mountain", "What is a dog?", "What is a tradition?"):
+        assert not knows(word), word
+    # read as the pair reads questions: any phrasing, case, article, bare name; a surname
+    # that one taught person has is that person, one that two have is neither
+    assert taught("tell me about   PARIS").question == "What is Paris?"
+    assert taught("Buzz Aldrin").question == "Who is Buzz Aldrin?"
+    assert taught("who is einstein").question == "Who is Albert Einstein?"
+    assert taught("爱因斯坦是谁?").question == "阿尔伯特·爱因斯坦是谁？"
+    assert not knows("Who is Armstrong?")  # Neil and Louis
     assert subject_key("What is a mountain?") == subject_key("mountain") == "mountain"
     if Path("/usr/share/wordnet/data.noun").exists():
-        from demo_corpus import build_corpus, known_names
+        from demo_corpus import build_corpus, taught_items, write_taught
 
-        shipped = gzip.decompress(DEMO_NAMES.read_bytes()).decode().split("\n")
-        assert shipped == known_names(build_corpus(seed=0))
+        built = tmp_path / DEMO_TAUGHT.name
+        write_taught(taught_items(build_corpus(seed=0)), built)
+        assert built.read_bytes() == DEMO_TAUGHT.read_bytes()
 
 
 def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):

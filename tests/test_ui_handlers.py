@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import string
 import threading
+from dataclasses import replace
 from types import SimpleNamespace
 
 import gradio as gr
@@ -714,21 +715,41 @@ def test_an_answer_that_declines_gets_the_switch_offer(app):
 def test_an_answer_about_something_the_pair_never_learnt_is_flagged(app):
     """ "What is the tallest mountain?" is shaped like the questions the demo pair knows, and
     it answered with a gloss of something else ("the Grand Canyon…"), not its decline: the
-    page says the answer is likely made up and offers the real pair, in both languages. A
-    right answer to a question it knows gets no such note."""
+    page says the answer is likely made up and offers the real pair, in both languages. So
+    for a WordNet word it saw only for fluency ("What is a dog?"). A right answer to a
+    question it knows gets no such note."""
     ctx, page = app
-    question = "What is the tallest mountain?"
-    trace = last(run(app, question))[page.trace]
-    assert not PRESETS["demo"].declined(trace.text), trace.text
-    for lang, head in (("en", "Probably made up"), ("zh", "这个回答很可能是编造的")):
-        offer = switch_offer(page, trace, "demo", lang, question)
-        assert offer[page.switch_box]["visible"] is True
-        assert offer[page.switch_note].startswith(f"**{head}"), offer[page.switch_note]
+    for question in ("What is the tallest mountain?", "What is a dog?"):
+        trace = last(run(app, question))[page.trace]
+        assert not PRESETS["demo"].declined(trace.text), trace.text
+        for lang, head in (("en", "Probably made up"), ("zh", "这个回答很可能是编造的")):
+            offer = switch_offer(page, trace, "demo", lang, question)
+            assert offer[page.switch_box]["visible"] is True
+            assert offer[page.switch_note].startswith(f"**{head}"), offer[page.switch_note]
     offer = switch_offer(page, trace, "demo", "zh", "最高的山是什么？")
     assert "再用英文提问" in offer[page.switch_note]  # SmolLM2 reads English only
-    for typed in ("who is buzz aldrin?", "布兹·奥尔德林是谁?", "Tell me about Einstein"):
+    for typed in ("who is buzz aldrin?", "布兹·奥尔德林是谁?", "tell me about albert einstein"):
         known = last(run(app, typed))[page.trace]
         assert switch_offer(page, known, "demo", "en", typed)[page.switch_box]["visible"] is False
+
+
+def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app):
+    """ "Who is Einstein?" (taught as "Who is Albert Einstein?") got "a Jewish god…": the
+    answer misses the key facts of what the pair was taught, so the page says it is likely
+    wrong, quotes what it was taught, and offers the real pair. An answer cut off by the
+    token limit is not judged (its facts may still have been coming)."""
+    ctx, page = app
+    question = "Who is Einstein?"
+    trace = last(run(app, question))[page.trace]
+    assert trace.summary.stop_reason == "eos" and "physicist" not in trace.text, trace.text
+    for lang, head in (("en", "Probably wrong"), ("zh", "这个回答很可能是错的")):
+        offer = switch_offer(page, trace, "demo", lang, question)
+        assert offer[page.switch_box]["visible"] is True
+        note = offer[page.switch_note]
+        assert note.startswith(f"**{head}") and "Who is Albert Einstein?" in note, note
+        assert "Albert Einstein was a physicist born in Germany" in note
+    cut = replace(trace, summary=replace(trace.summary, stop_reason="max_new_tokens"))
+    assert switch_offer(page, cut, "demo", "en", question)[page.switch_box]["visible"] is False
 
 
 def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):

@@ -152,7 +152,10 @@ def test_inspector_marks_the_rule_accepted_set(traces, llama_pair):
     assert len(kept.x) == len(expected)
     first, _, second = fig.layout.title.text.partition("<br>")
     assert len(_plain(first)) <= 50 and "verifier took over" in first
-    assert "accepted set" in second and second.startswith("<sup>")
+    assert "accepted set" in second and second.startswith("<sup>") and "run's" not in second
+    # at another alpha the set is a what-if: the subtitle says so beside the run's outcome
+    other = inspector(tr, pos, RULES["token_v3"], -0.1, llama_pair.tokenizer)
+    assert "at α = -0.1 (the run's: 0.5)" in other.layout.title.text
     assert fig.layout.legend.orientation == "h"
     long = dataclasses.replace(tr, tokens=[dataclasses.replace(t, text="x" * 200)])
     assert len(_plain(inspector(long, 0).layout.title.text)) <= 50

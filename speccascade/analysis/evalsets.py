@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from speccascade.models.assets import DATA, DEMO_SUBJECTS
+from speccascade.models.assets import DATA, DEMO_TAUGHT
 
 EVALSET = DATA / "evalset.jsonl"
 # General-knowledge questions a real small model mostly knows (capitals, authors, science):
 # the SmolLM2 pair is judged on these, as the demo pair's obscure people are beyond it.
 GENERAL_QA = DATA / "general_qa.jsonl"
-# What the embedded pair was trained on, one subject_key a line (scripts/demo_corpus.py)
-DEMO_NAMES = DEMO_SUBJECTS
 
 
 @dataclass(frozen=True)
@@ -213,19 +211,41 @@ def subject_key(question: str) -> str:
 
 
 @lru_cache(maxsize=2)
-def _known(path: Path) -> frozenset[str]:
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; rebuild it: python scripts/demo_corpus.py")
-    return frozenset(gzip.decompress(path.read_bytes()).decode("utf-8").split("\n"))
+def _taught(path: Path) -> dict[str, Example]:
+    """Each taught item under the subject_key of its question, then of each alias, then of
+    its surname where only one taught person has it ("Einstein": WordNet's other sense
+    kept it off the aliases), each where no earlier key took it."""
+    items = load_evalset(path)
+    out = {subject_key(x.question): x for x in reversed(items)}
+    for x in items:
+        for alias in x.aliases:
+            out.setdefault(subject_key(alias), x)
+    people: dict[str, list[Example]] = {}
+    for x in items:
+        a = x.subject
+        parts = re.split(r"[ ·]", a.name) if a is not None and a.person else []
+        if len(parts) > 1 and len(parts[-1]) > 2:
+            people.setdefault(subject_key(parts[-1]), []).append(x)
+    for surname, xs in people.items():
+        if len(xs) == 1:
+            out.setdefault(surname, xs[0])
+    return out
 
 
-def knows(question: str, path: Path = DEMO_NAMES) -> bool:
-    """Whether a pair was trained on what `question` asks about (`path`: its subjects, by
-    default the embedded pair's). Where it was not, the embedded pair declines (it learnt to)
-    or, for a question shaped like the ones it knows ("What is the tallest mountain?"), may
-    gloss something else ("the Grand Canyon"): the page then says the answer is likely made
-    up and offers the real pair."""
-    return subject_key(question) in _known(path)
+def taught(question: str, path: Path = DEMO_TAUGHT) -> Example | None:
+    """What a pair was taught about what `question` asks (`path`: its taught items, by
+    default the embedded pair's), read the way the pair reads it: any phrasing, case or
+    article, or a bare name or alias. None where it was never taught it: the embedded pair
+    then declines (it learnt to) or, for a question shaped like the ones it knows ("What is
+    the tallest mountain?"), glosses something else ("the Grand Canyon"). Where it was, the
+    item's key facts tell its answer from a made-up one ("Who is Einstein?" got "a Jewish
+    god")."""
+    return _taught(path).get(subject_key(question))
+
+
+def knows(question: str, path: Path = DEMO_TAUGHT) -> bool:
+    """Whether a pair was taught what `question` asks about (see `taught`)."""
+    return taught(question, path) is not None
 
 
 @lru_cache(maxsize=8)
@@ -245,8 +265,8 @@ def find_item(question: str, path: Path = EVALSET) -> Example | None:
     """The eval item a typed question asks about, so it can be scored by key facts: the same
     question in any case, spacing or punctuation, or its subject asked in another known
     phrasing or by another name ("tell me about einstein"); the default path also looks in the
-    general-knowledge set."""
-    paths = (path, GENERAL_QA) if path == EVALSET else (path,)
+    embedded pair's other taught items and the general-knowledge set."""
+    paths = (path, DEMO_TAUGHT, GENERAL_QA) if path == EVALSET else (path,)
     key = normalise_question(question)
     subject = asked(question)
     for p in paths:
@@ -262,8 +282,9 @@ def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example
     """Questions and references; `limit` takes a fixed leading slice (the file is shuffled)."""
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; rebuild it with scripts/train_demo_pair.py")
-    with open(path, encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
+    data = path.read_bytes()
+    text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     items = [
         Example(**{**r, "facts": tuple(r.get("facts", ())), "aliases": tuple(r.get("aliases", ()))})
         for r in rows

@@ -140,17 +140,24 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ui.switch_btn": ("Ask the SmolLM2 pair", "改用 SmolLM2 模型对回答"),
     "switch.note": (
         "**Outside what the demo pair knows.** Its two small models were trained only to say "
-        "who or what something is (famous people, places and words), so they said so instead "
-        "of making something up.",
+        "who or what something is (famous people and places), so they said so instead of "
+        "making something up.",
         "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人、地方和词语），所以如实说明，而不是编造答案。",
+        "（名人和地方），所以如实说明，而不是编造答案。",
     ),
     "switch.unknown": (
         "**Probably made up.** The demo pair's two small models were trained only to say who "
-        "or what something is (famous people, places and words), and what this question asks "
-        "about is not among them: read this answer as a guess.",
+        "or what something is (famous people and places), and what this question asks about "
+        "is not among them: read this answer as a guess.",
         "**这个回答很可能是编造的。** 演示模型对的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人、地方和词语），而这个问题问的不在其中：请把这个回答当作猜测。",
+        "（名人和地方），而这个问题问的不在其中：请把这个回答当作猜测。",
+    ),
+    "switch.wrong": (
+        "**Probably wrong.** The demo pair was taught “{question}” with the answer “{answer}”, "
+        "and this answer misses what that says: its two small models mix up some of what they "
+        "learnt.",
+        "**这个回答很可能是错的。** 演示模型对学过“{question}”，答案是“{answer}”，而这个回答"
+        "没有说出其中的要点：两个小模型会把学过的内容弄混。",
     ),
     "switch.try": (
         "The SmolLM2 pair is a real small language model that runs offline on this machine: "

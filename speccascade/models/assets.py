@@ -28,8 +28,8 @@ STATIC = ASSETS / "static"
 # The embedded demo pair: what `load_pair()` loads, and the "demo" preset.
 DEMO_DRAFTER = str(MODELS / "demo-drafter")
 DEMO_VERIFIER = str(MODELS / "demo-verifier")
-# Every subject the demo pair was trained on (scripts/demo_corpus.py writes it with the corpus).
-DEMO_SUBJECTS = DATA / "demo_names.txt.gz"
+# What the demo pair learnt to answer, with key facts (scripts/demo_corpus.py writes it).
+DEMO_TAUGHT = DATA / "demo_taught.jsonl.gz"
 # The drafter distilled for SmolLM2 by scripts/distill_smollm2_drafter.py.
 SMOLLM2_DRAFTER = str(MODELS / "smollm2-drafter")
 

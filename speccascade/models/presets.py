@@ -13,7 +13,7 @@ from speccascade.models import gguf_cache
 from speccascade.models.assets import (
     DATA,
     DEMO_DRAFTER,
-    DEMO_SUBJECTS,
+    DEMO_TAUGHT,
     DEMO_VERIFIER,
     SMOLLM2_DRAFTER,
 )
@@ -73,9 +73,10 @@ class Preset:
     switch_to: str | None = None
     # reads only English: a question mostly in another script gets no answer worth showing
     english_only: bool = False
-    # every subject the pair was trained on (gzipped lines; analysis.evalsets.knows reads
-    # it): an answer about anything else is likely made up. None: no such list
-    subjects: Path | None = None
+    # what the pair learnt to answer, with key facts (gzipped JSON lines; evalsets.taught
+    # reads it): an answer about anything else, or one that misses what it was taught, is
+    # likely made up. None: no such list
+    taught: Path | None = None
 
     def declined(self, answer: str) -> bool:
         """Whether `answer` is this pair saying the question is outside what it knows (its
@@ -162,7 +163,7 @@ PRESETS: dict[str, Preset] = {
             check=_demo_missing,
             declines=tuple(DEMO_DECLINES.values()),
             switch_to="smollm2-135m-offline",
-            subjects=DEMO_SUBJECTS,
+            taught=DEMO_TAUGHT,
         ),
         Preset(
             "smollm2-135m-offline",

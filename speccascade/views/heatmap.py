@@ -230,7 +230,18 @@ def inspector(
             mode="markers",
             marker={"symbol": "star", "size": 12, "color": "#111"},
         )
-        sub = t("fig.insp.accepted_set", lang, n=len(kept), m=len(ids), rule=rname)
+        # the title's outcome is the run's; at another alpha the set is a what-if, said so
+        run = trace.summary.alpha
+        whatif = run is not None and not math.isclose(alpha, run)
+        sub = t(
+            "fig.insp.accepted_set_whatif" if whatif else "fig.insp.accepted_set",
+            lang,
+            n=len(kept),
+            m=len(ids),
+            rule=rname,
+            alpha=f"{alpha:g}",
+            run=f"{run:g}" if run is not None else "",
+        )
         title += f"<br><sup>{_pl(sub)}</sup>"
     if tok.draft_id is not None and tok.draft_id in ids:
         fig.add_vline(

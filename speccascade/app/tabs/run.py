@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import gradio as gr
 import pandas as pd
 
-from speccascade.analysis.evalsets import knows
+from speccascade.analysis.evalsets import taught
 from speccascade.analysis.explain import worked_example
 from speccascade.analysis.project.profiles import CostModel
 from speccascade.analysis.verdict import verdict
@@ -275,12 +275,14 @@ def run(
 def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") -> dict:
     """After a run: where the pair answered with its honest out-of-domain line (presets:
     `declines`), say so and offer the pair that can answer instead; where it answered a
-    question about something it was never trained on (presets: `subjects`; "What is the
-    tallest mountain?" got "the Grand Canyon"), say the answer is likely made up and offer the
-    same; otherwise no offer. A target that is not set up here is named with what it needs;
-    one that cannot read the question (an English-only pair, a Chinese question) is offered
-    with the advice to ask there in English (it refuses the question itself, and the page
-    keeps this run)."""
+    question about something it was never taught (presets: `taught`; "What is the tallest
+    mountain?" got "the Grand Canyon"), say the answer is likely made up; where a finished
+    answer misses the key facts of what it was taught ("Who is Einstein?" got "a Jewish
+    god"), say it is likely wrong and what it was taught. Each offers the same switch;
+    otherwise no offer. A target that is not set up here is named with what it needs; one
+    that cannot read the question (an English-only pair, a Chinese question) is offered with
+    the advice to ask there in English (it refuses the question itself, and the page keeps
+    this run)."""
     hidden = {
         page.switch_box: gr.update(visible=False),
         page.switch_note: "",
@@ -289,23 +291,26 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     current = PRESETS.get(preset or DEFAULT_PRESET)
     if trace is None or current is None or not current.switch_to:
         return hidden
+    item = taught(prompt, current.taught) if current.taught and prompt else None
+    summary = getattr(trace, "summary", None)  # a cut-off answer may not have said it yet
+    finished = summary is None or summary.stop_reason in ("eos", "stop_string")
     if current.declined(trace.text):
-        head = "switch.note"
-    elif current.subjects is not None and prompt and not knows(prompt, current.subjects):
-        head = "switch.unknown"
+        head = t("switch.note", lang)
+    elif current.taught is not None and prompt and item is None:
+        head = t("switch.unknown", lang)
+    elif item is not None and finished and not item.correct(trace.text):
+        head = t("switch.wrong", lang, question=item.question, answer=item.short or item.answer)
     else:
         return hidden
     target = PRESETS[current.switch_to]
     missing = target.missing()
     foreign = target.cannot_read(prompt or "")
-    ending = t("switch.try_foreign" if foreign else "switch.try", lang)
-    sentences = [t(head, lang), ending]
+    sentences = [head, t("switch.try_foreign" if foreign else "switch.try", lang)]
     if missing:
         sentences.append(t("switch.missing", lang, detail=missing))
-    note = join(sentences, lang)
     return {
         page.switch_box: gr.update(visible=True),
-        page.switch_note: note,
+        page.switch_note: join(sentences, lang),
         page.switch_btn: gr.update(visible=not missing),
     }
 
