@@ -156,6 +156,12 @@ def test_desktop_story_tokens_and_compare(url, browser):
     report = assert_fits(page, "desktop-en", first_screen=True)
     assert report["example"]["bottom"] <= DESKTOP["height"]  # the first example is on screen
     shot(page, "desktop-en.png")
+    # every element id is the page's only one (Gradio's Group repeats its own inside it)
+    repeated = page.evaluate(
+        """() => { const ids = [...document.querySelectorAll('[id]')].map(e => e.id);
+                   return [...new Set(ids.filter((id, i) => id && ids.indexOf(id) !== i))]; }"""
+    )
+    assert not repeated, repeated
 
     captions = {key: play(page, key) for key in SCENES[:2]}
     shot(page, "story-2-en.png")
@@ -546,7 +552,7 @@ def test_an_out_of_domain_question_offers_the_real_pair(
     page.locator("#run").click()
     wait_text(page, "#switch-note", note)
     # (Gradio puts a Group's elem_id on its two nested boxes)
-    assert page.locator("#switch-offer").first.is_visible()
+    assert page.locator(".sc-switch-offer").first.is_visible()
     assert page.locator("#switch-pair").first.is_visible()
     assert_fits(page, name, first_screen=False)
     page.locator("#switch-note").first.scroll_into_view_if_needed()

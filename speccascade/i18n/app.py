@@ -227,10 +227,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "prompt.info": (
         "Up to {limit:,} characters. The demo models say who or what something is: famous "
-        "people, places and words (see the examples); to other questions they say so, and the "
-        "page offers the SmolLM2 pair.",
-        "最多 {limit:,} 个字符。演示模型只能回答某人是谁、某物是什么：名人、地方和词语（见示例）；"
-        "其他问题它们会如实说明，页面会提供 SmolLM2 模型对。",
+        "people and places (see the examples); to other questions they say so, or the page "
+        "flags their guess, and offers the SmolLM2 pair.",
+        "最多 {limit:,} 个字符。演示模型只能回答某人是谁、某物是什么：名人和地方（见示例）；"
+        "其他问题它们会如实说明，或由页面标出它们的猜测，并提供 SmolLM2 模型对。",
     ),
     "prompt.info.pair": (
         "Up to {limit:,} characters. This pair is a small general language model: it tries "

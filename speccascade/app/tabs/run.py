@@ -341,7 +341,7 @@ def stop(ctx: AppContext, page: Page, lang="en", request: gr.Request = None) -> 
 def parts(lang: str = "en") -> dict:
     """The Run tab's components: the offer of another pair, the verdict and status, the token
     strip, heatmap, position and inspector, stats, timeline, draft windows, downloads, link."""
-    with gr.Group(visible=False, elem_id="switch-offer") as switch_box:
+    with gr.Group(visible=False, elem_classes="sc-switch-offer") as switch_box:
         switch_note = gr.Markdown("", elem_id="switch-note")
         switch_btn = gr.Button(
             label("ui.switch_btn"), variant="primary", size="sm", elem_id="switch-pair"

@@ -231,7 +231,7 @@ def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> 
 
 def parts(lang: str = "en") -> dict:
     """The story: one button per scene, the caption, and scene 4's trade-off curve."""
-    with gr.Group(elem_id="story"):
+    with gr.Group(elem_classes="sc-story"):  # a class: Group repeats its elem_id inside
         gr.Markdown(label("ui.story"))
         with gr.Row(elem_classes="sc-scenes"):
             scene_btns = [
