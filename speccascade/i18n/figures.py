@@ -63,9 +63,8 @@ STRINGS: dict[str, tuple[str, str]] = {
         "图中 {m} 个词元里有 {n} 个在 {rule} 的接受集合中",
     ),
     "fig.insp.accepted_set_whatif": (
-        "at α = {alpha} (the run's: {run}), {n} of {m} shown<br>tokens are in {rule}'s "
-        "accepted set",
-        "若 α = {alpha}（本次运行为 {run}），图中 {m} 个词元<br>里有 {n} 个在 {rule} 的接受集合中",
+        "{n} of {m} shown in {rule}'s accepted set at α = {alpha} (the run's: {run})",
+        "α = {alpha}（运行时 {run}）：{m} 个里 {n} 个在 {rule} 的接受集合中",
     ),
     "fig.insp.drafted": ("drafted", "草稿"),
     "fig.insp.xaxis": ("token [id]", "词元 [编号]"),
