@@ -187,7 +187,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     variants = compare_variants(settings.rule)
     item = find_item(args.prompt)  # a known question is scored by its key facts too
     facts = item.facts if item else ()
-    *_, (_, _, table) = compare(pair, args.prompt, variants, settings=settings, facts=facts)
+    runs = compare(pair, args.prompt, variants, settings=settings, facts=facts, rounds=args.rounds)
+    *_, (_, _, table) = runs
     if not facts:
         table = table.drop(columns=["key_facts"])
     with pd.option_context("display.max_colwidth", 60, "display.width", 200):
@@ -585,6 +586,12 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=cmd_generate)
     cmp = sub.add_parser("compare", help="every baseline and one spec_cascade rule, one prompt")
     cmp.add_argument("prompt")
+    cmp.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="time every method this many times, interleaved, and report the median (default 3)",
+    )
     _add_model_args(cmp)
     _add_decoding_args(cmp)
     cmp.set_defaults(func=cmd_compare)

@@ -290,6 +290,10 @@ def test_compare_switches_tab_and_scores_key_facts(app):
     assert list(view.columns)[-1] == "key facts" and len(view) == 8
     assert final[page.compare_fig] is not None
     assert all(len(c) <= 22 for c in view.columns)  # one-line headers
+    # timed in interleaved rounds, each row the median of its runs, and said so
+    assert any("timing them again (round 2 of up to 3)" in str(o.get(page.compare_status, ""))
+               for o in outs)  # fmt: skip
+    assert "each the median of 3 interleaved runs" in final[page.compare_status]
     outs = list(
         run_compare(ctx, page, "Tell me a story.", *MODELS, "token_v3", 0.5, 5, 0, 16, 0, "zh")
     )

@@ -242,12 +242,35 @@ def test_quality_latency_frontier_is_monotone():
     assert titled.layout.yaxis.title.text == "key facts"
 
 
+def test_compare_times_each_method_by_the_median_of_interleaved_rounds(llama_pair):
+    """rounds=3: every method runs three times, interleaved (the verifier, the others, then
+    again), each row's time is the median of its runs and its tokens are the first run's; a
+    budget the first round already spends stops after it."""
+    p = dataclasses.replace(llama_pair, eos_ids=frozenset())
+    variants = [Variant("verifier"), Variant("speculative"), Variant("spec_cascade", "chow")]
+    seen = []
+    for v, tr, table in compare(p, "hello", variants, rounds=3, max_new_tokens=6, temperature=0):
+        seen.append((v.label, tr.summary.wall_s, table, tuple(tr.new_token_ids)))
+    assert [label for label, *_ in seen] == [v.label for v in variants] * 3
+    assert all(ids == seen[i % 3][3] for i, (*_, ids) in enumerate(seen))  # seeded: same tokens
+    table = seen[-1][2]
+    assert list(table.runs) == [3, 3, 3]
+    for i, v in enumerate(variants):
+        walls = sorted(w for label, w, *_ in seen if label == v.label)
+        assert table.loc[i, "wall_s"] == pytest.approx(walls[1])  # the median of three
+    assert table.loc[0, "speedup"] == 1.0
+    assert table.loc[1, "speedup"] == pytest.approx(table.loc[0, "wall_s"] / table.loc[1, "wall_s"])
+    once = list(compare(p, "hello", variants, rounds=3, budget_s=0.0, max_new_tokens=6))
+    assert len(once) == 3 and set(once[-1][2].runs) == {1}
+
+
 def test_compare_and_sweep_figures(llama_pair):
     p = dataclasses.replace(llama_pair, eos_ids=frozenset())
     variants = [Variant("verifier"), Variant("speculative"), Variant("spec_cascade", "chow")]
     *_, (_, _, table) = compare(p, "hello", variants, max_new_tokens=6, temperature=0)
     assert list(table.method) == ["verifier", "speculative", "spec_cascade/chow"]
     assert table.loc[0, "speedup"] == 1.0 and table.loc[1, "quality_vs_verifier"] == 1.0
+    assert set(table.runs) == {1}
     fig = speed_quality(table)
     assert {d.meta["method"] for d in fig.data if d.meta} == set(table.method)
     assert "agreement" in fig.layout.yaxis.title.text  # no key facts for a free prompt

@@ -4,6 +4,7 @@ bench.py; its report is report.py."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -62,32 +63,61 @@ def compare(
     reference: str | None = None,
     settings: Settings | None = None,
     facts: Sequence[str] = (),
+    rounds: int = 1,
+    budget_s: float = float("inf"),
     **changes,
 ) -> Iterator[tuple[Variant, Trace, pd.DataFrame]]:
     """Run each variant on the same prompt and settings (`settings` with `changes`; each
     variant sets the method and rule, and keeps the settings' alpha only where it runs the
-    same rule: the others use their own rule's default alpha). The verifier runs first: it is the yardstick for
-    speed-up and, without a reference, for quality. Yields after each run with the table so
-    far. With `facts` (the question's key facts, see quality.py) each row also gets the
-    share of them its answer states: a fast answer that misses them is wrong."""
+    same rule: the others use their own rule's default alpha). The verifier runs first: it
+    is the yardstick for speed-up and, without a reference, for quality. With `facts` (the
+    question's key facts, see quality.py) each row also gets the share of them its answer
+    states: a fast answer that misses them is wrong.
+
+    One run on a busy machine is a noisy clock: with `rounds` > 1 every variant runs again
+    in further interleaved rounds, each started only while the rounds so far say it ends
+    within `budget_s`, and a row's time is the median of its runs (`runs`: how many; a run
+    is seeded: its tokens are the first run's). Yields each run and the table so far."""
     common = replace(settings or Settings(), **changes)
     order = sorted(variants, key=lambda v: v.method != "verifier")
     if order[0].method != "verifier":
         order.insert(0, Variant("verifier"))
-    rows, base = [], None
     own = replace(common, alpha=None)  # a variant with another rule runs at that rule's default
-    for v in order:
-        mine = common.target_rule is not None and v.rule_name == common.target_rule.name
-        tr = generate(pair, prompt, v.settings(common if mine else own))
-        base = base or tr
-        s = tr.summary
+    target = common.target_rule
+    jobs = [(v, common if target and v.rule_name == target.name else own) for v in order]
+    traces: dict[Variant, Trace] = {}
+    walls: dict[Variant, list[float]] = {}
+    start = time.perf_counter()
+    for r in range(max(1, rounds)):
+        if r and (time.perf_counter() - start) * (r + 1) / r > budget_s:
+            break
+        for v, s in jobs:
+            tr = generate(pair, prompt, v.settings(s))
+            traces.setdefault(v, tr)
+            walls.setdefault(v, []).append(tr.summary.wall_s)
+            yield v, tr, _table(traces, walls, reference, facts)
+
+
+def _table(
+    traces: dict[Variant, Trace],
+    walls: dict[Variant, list[float]],
+    reference: str | None,
+    facts: Sequence[str],
+) -> pd.DataFrame:
+    """One row per variant run so far (the verifier's first), timed by its median run."""
+    base = next(iter(traces.values()))
+    base_wall = float(np.median(walls[next(iter(traces))]))
+    rows = []
+    for v, tr in traces.items():
+        s, wall = tr.summary, float(np.median(walls[v]))
         rows.append(
             {
                 "method": v.label,
                 "text": tr.text,
                 "tokens": s.new_tokens,
-                "wall_s": s.wall_s,
-                "speedup": base.summary.wall_s / s.wall_s if s.wall_s > 0 else float("nan"),
+                "wall_s": wall,
+                "runs": len(walls[v]),
+                "speedup": base_wall / wall if wall > 0 else float("nan"),
                 "verifier_calls_per_token": s.verifier_calls_per_token,
                 "acceptance_rate": s.acceptance_rate,
                 "quality_vs_verifier": rouge_l(tr.text, base.text),
@@ -95,7 +125,7 @@ def compare(
                 "key_facts": float(np.mean(fact_hits(tr.text, facts))) if facts else None,
             }
         )
-        yield v, tr, pd.DataFrame(rows)
+    return pd.DataFrame(rows)
 
 
 def alpha_grid(rule: str, n: int = 6) -> list[float]:

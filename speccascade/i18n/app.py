@@ -464,18 +464,29 @@ STRINGS: dict[str, tuple[str, str]] = {
         "投机解码、级联和投机级联，并给出它们的速度与质量。",
     ),
     "compare.running": ("Running {k} of {n}: {method}…", "正在运行第 {k}/{n} 个：{method}……"),
+    "compare.timing": (
+        "Every method ran once; timing them again (round {r} of up to {rounds}): one run's clock "
+        "is noisy, so each time will be the median of its runs.",
+        "每种方法都已运行一次，正在再次计时（第 {r} 轮，最多 {rounds} 轮）：单次运行的计时误差较大，"
+        "所以每个时间将取多次运行的中位数。",
+    ),
     "compare.done": (
         "All {n} methods ran on the same prompt and settings. Quality is {quality}.",
         "{n} 种方法在相同的提示词和设置下运行完毕。质量指标为{quality}。",
     ),
     "compare.columns": (
-        "Columns: speed-up over the verifier alone, by these runs' own clocks (one run each: "
-        "short runs on a busy machine are noisy, which the Run verdict avoids by pricing the "
-        "calls); calls / token = verifier calls per generated token; kept = share of drafted "
-        "tokens kept; agreement = ROUGE-L with the verifier's answer.",
-        "各列：加速比为相对仅验证模型的加速，按这几次运行各自的实测时间计算（每种方法只运行一次："
-        "在繁忙的机器上短时间的运行误差较大，“运行”结论按调用次数计价以避免这一点）；调用/词元为每个"
-        "生成词元的验证模型调用次数；保留率为被保留的草稿词元比例；一致度为与验证模型答案的 ROUGE-L。",
+        "Columns: speed-up over the verifier alone, by these runs' own clocks ({timing}: short "
+        "runs on a busy machine are noisy, which the Run verdict avoids by pricing the calls); "
+        "calls / token = verifier calls per generated token; kept = share of drafted tokens "
+        "kept; agreement = ROUGE-L with the verifier's answer.",
+        "各列：加速比为相对仅验证模型的加速，按这几次运行各自的实测时间计算（{timing}：在繁忙的机器上"
+        "短时间的运行误差较大，“运行”结论按调用次数计价以避免这一点）；调用/词元为每个生成词元的验证"
+        "模型调用次数；保留率为被保留的草稿词元比例；一致度为与验证模型答案的 ROUGE-L。",
+    ),
+    "compare.once": ("one run each", "每种方法只运行一次"),
+    "compare.median": (
+        "each the median of {runs} interleaved runs, with the same tokens every time",
+        "每种方法交错运行 {runs} 次取中位数，每次生成的词元相同",
     ),
     "compare.quality.facts": (
         "the share of the question's key facts each answer states",
