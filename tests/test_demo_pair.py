@@ -224,7 +224,7 @@ def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
     assert PRESETS["demo"].taught == DEMO_TAUGHT
     rows = lambda name: [json.loads(x) for x in (DATA / name).read_text().splitlines() if x]  # noqa: E731
     items = load_evalset()
-    assert all(taught(x.question) == x and all(knows(a) for a in x.aliases) for x in items)
+    assert all(taught(x.question) == (x,) and all(knows(a) for a in x.aliases) for x in items)
     assert all(knows(r["question"]) for r in rows("variants.jsonl"))
     assert all(knows(q) for q in EXAMPLES + EXAMPLES_ZH)
     assert not any(knows(r["question"]) for r in rows("out_of_domain.jsonl"))
@@ -234,11 +234,15 @@ def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
         assert not knows(word), word
     # read as the pair reads questions: any phrasing, case, article, bare name; a surname
     # that one taught person has is that person, one that two have is neither
-    assert taught("tell me about   PARIS").question == "What is Paris?"
-    assert taught("Buzz Aldrin").question == "Who is Buzz Aldrin?"
-    assert taught("who is einstein").question == "Who is Albert Einstein?"
-    assert taught("爱因斯坦是谁?").question == "阿尔伯特·爱因斯坦是谁？"
-    assert not knows("Who is Armstrong?")  # Neil and Louis
+    asks = lambda q: [x.question for x in taught(q)]  # noqa: E731
+    assert asks("tell me about   PARIS") == ["What is Paris?"]
+    assert asks("Buzz Aldrin") == ["Who is Buzz Aldrin?"]
+    assert asks("who is einstein") == ["Who is Albert Einstein?"]
+    assert asks("爱因斯坦是谁?") == ["阿尔伯特·爱因斯坦是谁？"]
+    assert sorted(asks("Who is Armstrong?")) == [
+        "Who is Louis Armstrong?",
+        "Who is Neil Armstrong?",
+    ]
     assert subject_key("What is a mountain?") == subject_key("mountain") == "mountain"
     if Path("/usr/share/wordnet/data.noun").exists():
         from demo_corpus import build_corpus, taught_items, write_taught

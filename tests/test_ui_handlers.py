@@ -194,13 +194,17 @@ def test_stop_only_touches_its_own_session(app):
 def test_user_errors_change_only_the_status_and_say_what_to_change(app, lang, caplog):
     ctx, page = app
     shown = last(run(app, EASY, lang))
-    assert shown[page.trace] is not None
+    assert shown[page.trace] is not None and shown[page.asked] == EASY  # the offer reads it
     out = last(run(app, "   ", lang))
     # refused before running: only the status changes, the last run stays on every panel
     assert list(out) == [page.status], list(out)
     assert t("error.empty_prompt", lang) in out[page.status]
     out = last(run(app, "x" * 201, lang))
     assert "200" in out[page.status] and "201" in out[page.status]
+    # 200 characters that fill more than the demo models' 512-token context: refused before
+    # the run starts, so the panels keep the last run here too, and said in the page's words
+    out = last(run(app, "🜁" * 200, lang))
+    assert list(out) == [page.status] and "808" in out[page.status] and "512" in out[page.status]
     out = last(run(app, EASY, lang, max_new_tokens=999))
     assert "256" in out[page.status]
     if lang == "zh":
@@ -694,7 +698,7 @@ def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(app, que
     # the real pair reads only English: a Chinese question's offer says to ask there in English
     assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
     ending = t("switch.try_foreign" if lang == "zh" else "switch.try", lang)
-    assert offer[page.switch_note] == join([t("switch.note", lang), ending], lang)
+    assert offer[page.switch_note] == join([t("switch.note", lang, n=1300), ending], lang)
 
 
 def test_an_answer_that_declines_gets_the_switch_offer(app):
@@ -754,6 +758,14 @@ def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app):
         assert "Albert Einstein was a physicist born in Germany" in note
     cut = replace(trace, summary=replace(trace.summary, stop_reason="max_new_tokens"))
     assert switch_offer(page, cut, "demo", "en", question)[page.switch_box]["visible"] is False
+    # a surname two taught people share: wrong only if it says what neither was taught
+    question = "Who is Armstrong?"
+    trace = last(run(app, question))[page.trace]
+    note = switch_offer(page, trace, "demo", "en", question)[page.switch_note]
+    assert "“Who is Louis Armstrong?”, “Who is Neil Armstrong?”" in note, (trace.text, note)
+    right = SimpleNamespace(text=" American astronaut; commander of Apollo 11 and the first person "
+                            "to set foot on the Moon (1930-2012)")  # fmt: skip
+    assert switch_offer(page, right, "demo", "en", question)[page.switch_box]["visible"] is False
 
 
 def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):

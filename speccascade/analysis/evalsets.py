@@ -211,15 +211,15 @@ def subject_key(question: str) -> str:
 
 
 @lru_cache(maxsize=2)
-def _taught(path: Path) -> dict[str, Example]:
-    """Each taught item under the subject_key of its question, then of each alias, then of
-    its surname where only one taught person has it ("Einstein": WordNet's other sense
-    kept it off the aliases), each where no earlier key took it."""
+def _taught(path: Path) -> dict[str, tuple[Example, ...]]:
+    """The taught items a subject_key can mean: its question's, else its alias's, else every
+    taught person with that surname ("Einstein": WordNet's other sense kept it off the
+    aliases; "Armstrong": Neil and Louis)."""
     items = load_evalset(path)
-    out = {subject_key(x.question): x for x in reversed(items)}
+    out = {subject_key(x.question): (x,) for x in reversed(items)}
     for x in items:
         for alias in x.aliases:
-            out.setdefault(subject_key(alias), x)
+            out.setdefault(subject_key(alias), (x,))
     people: dict[str, list[Example]] = {}
     for x in items:
         a = x.subject
@@ -227,25 +227,29 @@ def _taught(path: Path) -> dict[str, Example]:
         if len(parts) > 1 and len(parts[-1]) > 2:
             people.setdefault(subject_key(parts[-1]), []).append(x)
     for surname, xs in people.items():
-        if len(xs) == 1:
-            out.setdefault(surname, xs[0])
+        out.setdefault(surname, tuple(xs))
     return out
 
 
-def taught(question: str, path: Path = DEMO_TAUGHT) -> Example | None:
+def taught(question: str, path: Path = DEMO_TAUGHT) -> tuple[Example, ...]:
     """What a pair was taught about what `question` asks (`path`: its taught items, by
     default the embedded pair's), read the way the pair reads it: any phrasing, case or
-    article, or a bare name or alias. None where it was never taught it: the embedded pair
-    then declines (it learnt to) or, for a question shaped like the ones it knows ("What is
-    the tallest mountain?"), glosses something else ("the Grand Canyon"). Where it was, the
-    item's key facts tell its answer from a made-up one ("Who is Einstein?" got "a Jewish
-    god")."""
-    return _taught(path).get(subject_key(question))
+    article, or a bare name, alias or surname; empty where it was never taught it. The
+    embedded pair then declines (it learnt to) or, for a question shaped like the ones it
+    knows ("What is the tallest mountain?"), glosses something else ("the Grand Canyon").
+    Where it was, the items' key facts tell its answer from a made-up one ("Who is
+    Einstein?" got "a Jewish god")."""
+    return _taught(path).get(subject_key(question), ())
+
+
+def taught_count(path: Path = DEMO_TAUGHT) -> int:
+    """How many questions a pair was taught (the page says about how many it knows)."""
+    return len({x.question for xs in _taught(path).values() for x in xs})
 
 
 def knows(question: str, path: Path = DEMO_TAUGHT) -> bool:
     """Whether a pair was taught what `question` asks about (see `taught`)."""
-    return taught(question, path) is not None
+    return bool(taught(question, path))
 
 
 @lru_cache(maxsize=8)

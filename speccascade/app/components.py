@@ -16,6 +16,7 @@ class Page:
     # per-session state
     lang: gr.State
     trace: gr.State  # the last run (a run, a scene, a restored file)
+    asked: gr.State  # that run's prompt (the switch offer reads it, not the box's next one)
     story: gr.State  # the story's scenes played so far, with their numbers
     compared: gr.State  # the last Compare's traces by method label (the projector re-prices)
     # the masthead: the language switch, and the link it opens (hidden)
@@ -142,5 +143,5 @@ class Page:
         return [
             self.tokens, self.heat, self.timeline, self.stats, self.trace_json, self.position,
             self.insp, self.files, self.verdict, self.whatif_note, self.drafting,
-            self.drafting_note, self.learn, self.status, self.trace,
+            self.drafting_note, self.learn, self.status, self.trace, self.asked,
         ]  # fmt: skip

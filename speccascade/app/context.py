@@ -163,6 +163,14 @@ def check_readable(prompt: str, preset, lang: str) -> None:
         raise UserError(t("error.english_only", lang))
 
 
+def check_context(pair, prompt: str, chat: bool | None, lang: str) -> None:
+    """A UserError, before any model runs, where the prompt alone fills the models' context:
+    the engine refuses it too, but only once the run has started and the panels cleared."""
+    n = len(pair.encode(prompt, chat))
+    if pair.max_context is not None and n >= pair.max_context:
+        raise UserError(t("error.context", lang, tokens=n, context=pair.max_context))
+
+
 def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> int:
     """max new tokens, or a UserError worded in the page's language (serving.budget_problem)."""
     value = _int(max_new_tokens)

@@ -59,8 +59,8 @@ def layout(config: ServeConfig) -> Page:
             lang_query=gr.Textbox(visible=False),
         )
     gr.Markdown(label("ui.intro"), elem_classes="sc-intro")
-    states = dict(lang=gr.State("en"), trace=gr.State(None), story=gr.State({}),
-                  compared=gr.State(None))  # fmt: skip
+    states = dict(lang=gr.State("en"), trace=gr.State(None), asked=gr.State(""),
+                  story=gr.State({}), compared=gr.State(None))  # fmt: skip
     story = story_tab.parts(lang)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=300):

@@ -140,17 +140,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ui.switch_btn": ("Ask the SmolLM2 pair", "改用 SmolLM2 模型对回答"),
     "switch.note": (
         "**Outside what the demo pair knows.** Its two small models were trained only to say "
-        "who or what something is (famous people and places), so they said so instead of "
-        "making something up.",
-        "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人和地方），所以如实说明，而不是编造答案。",
+        "who or what something is, for about {n:,} famous people and places (the examples "
+        "among them), so they said so instead of making something up.",
+        "**超出了演示模型对的知识范围。** 它的两个小模型只学过回答“某人是谁、某物是什么”，"
+        "而且只限约 {n:,} 个名人和地方（示例就在其中），所以如实说明，而不是编造答案。",
     ),
     "switch.unknown": (
         "**Probably made up.** The demo pair's two small models were trained only to say who "
-        "or what something is (famous people and places), and what this question asks about "
-        "is not among them: read this answer as a guess.",
-        "**这个回答很可能是编造的。** 演示模型对的两个小模型只学过回答“某人是谁、某物是什么”"
-        "（名人和地方），而这个问题问的不在其中：请把这个回答当作猜测。",
+        "or what something is, for about {n:,} famous people and places, and what this "
+        "question asks about is not among them: read this answer as a guess.",
+        "**这个回答很可能是编造的。** 演示模型对的两个小模型只学过回答“某人是谁、某物是什么”，"
+        "而且只限约 {n:,} 个名人和地方，而这个问题问的不在其中：请把这个回答当作猜测。",
     ),
     "switch.wrong": (
         "**Probably wrong.** The demo pair was taught “{question}” with the answer “{answer}”, "
@@ -158,6 +158,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "learnt.",
         "**这个回答很可能是错的。** 演示模型对学过“{question}”，答案是“{answer}”，而这个回答"
         "没有说出其中的要点：两个小模型会把学过的内容弄混。",
+    ),
+    "switch.wrong_many": (
+        "**Probably wrong.** The demo pair was taught {questions}, and this answer misses what "
+        "each of those answers says: its two small models mix up some of what they learnt.",
+        "**这个回答很可能是错的。** 演示模型对学过{questions}，而这个回答没有说出其中任何一个答案"
+        "的要点：两个小模型会把学过的内容弄混。",
     ),
     "switch.try": (
         "The SmolLM2 pair is a real small language model that runs offline on this machine: "
@@ -169,6 +175,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "it reads only English: switch to it, then ask in English.",
         "SmolLM2 模型对是一个真正的小型语言模型，可以尝试这类问题，但它只懂英文：请切换过去，"
         "再用英文提问。",
+    ),
+    "error.context": (
+        "the prompt has {tokens:,} tokens and the models read at most {context:,}: shorten it.",
+        "提示词有 {tokens:,} 个词元，而模型最多读取 {context:,} 个：请缩短提示词。",
     ),
     "error.english_only": (
         "the SmolLM2 pair reads only English: ask this question in English (to a Chinese "
@@ -333,10 +343,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "verdict.slower.low_acceptance": (
         "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
         "verifier alone, because few drafts were kept: most of the drafter's work was thrown "
-        "away and each verifier call gave about one token. Try a larger α, a smaller γ, or an "
-        "easier question.",
+        "away and each verifier call gave about one token. A smaller γ wastes fewer drafts; a "
+        "larger α keeps more of them, and with them more of the drafter's own words.",
         "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：起草模型的大部分工作被丢弃，"
-        "验证模型每次调用只得到约一个词元。可以试试更大的 α、更小的 γ，或更简单的问题。",
+        "验证模型每次调用只得到约一个词元。更小的 γ 会少浪费草稿；更大的 α 会保留更多草稿，也随之保留更多起草模型自己的话。",
     ),
     "verdict.slower.drafting_cost": (
         "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
@@ -428,20 +438,22 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "story.hard.pair": (
         "**Scene 3 · A harder question** for this pair. The rule deferred to the verifier for "
-        "{from_verifier} of the {tokens} tokens (red or deferred blue) and kept {kept:.0%} of "
+        "{from_verifier} of the {tokens} tokens (red where it took over a draft, blue for its "
+        "bonus token) and kept {kept:.0%} of "
         "the drafts. The answer {correct}; a model this small can state them and still get "
         "the rest wrong: read the answer itself.",
         "**场景 3 · 对这个模型对更难的问题。** 规则在 {tokens} 个词元中有 {from_verifier} 个交给了"
-        "验证模型（红色或推迟后的蓝色），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
+        "验证模型（红色为接管草稿，蓝色为奖励词元），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
         "可能说出了关键事实，其余内容却仍然有误：请读一读回答本身。",
     ),
     "story.hard": (
         "**Scene 3 · A hard question** only the verifier knows. The drafter's guesses are "
         "fluent but wrong, so the rule defers: {fact_deferred} of the {fact_tokens} tokens "
-        "that state the key facts came from the verifier (red or deferred blue), and only "
+        "that state the key facts came from the verifier (red where it took over a draft, "
+        "blue for its bonus token), and only "
         "{kept:.0%} of the drafts were kept. The answer {correct}.",
         "**场景 3 · 困难问题**，只有验证模型知道。起草模型的猜测通顺但错误，所以规则推迟："
-        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（红色或推迟后的蓝色），"
+        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（红色为接管草稿，蓝色为奖励词元），"
         "草稿只保留了 {kept:.0%}。回答{correct}。",
     ),
     "story.alpha": (

@@ -138,6 +138,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.ql.x.relative_latency": ("latency relative to the verifier alone", "相对仅验证模型的延迟"),
     "fig.ql.x.verifier_calls_per_token": ("verifier calls per token", "每词元验证模型调用次数"),
     "fig.ql.current": ("current setting", "当前设置"),
+    "fig.ql.run": ("this run (α = {alpha})", "本次运行（α = {alpha}）"),
     "fig.ql.frontier": ("{name}: best trade-offs", "{name}：最优权衡"),
     # -- drafting panel (draft policies) ---------------------------------------------------
     "fig.dp.by_position_title": (

@@ -37,6 +37,7 @@ from speccascade.app.context import (
     _message,
     _num,
     check_budget,
+    check_context,
     check_prompt,
     check_readable,
     gpu,
@@ -106,6 +107,7 @@ def run_compare(
         settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
         settings.validated(ctx.config.max_new_tokens)
         pair = ctx.pair(*models)
+        check_context(pair, prompt, settings.chat, lang)
     except (UserError, *_USER_ERRORS) as e:
         yield {
             page.compare_status: t("status.error", lang, message=_message(e, lang)),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import gradio as gr
 import pandas as pd
 
-from speccascade.analysis.evalsets import taught
+from speccascade.analysis.evalsets import taught, taught_count
 from speccascade.analysis.explain import worked_example
 from speccascade.analysis.project.profiles import CostModel
 from speccascade.analysis.verdict import verdict
@@ -25,6 +25,7 @@ from speccascade.app.context import (
     _session,
     _write_exports,
     check_budget,
+    check_context,
     check_prompt,
     check_readable,
     gpu,
@@ -41,7 +42,7 @@ from speccascade.core.engine import (
     stream,
 )
 from speccascade.core.trace import Trace
-from speccascade.i18n import join, method_label, t
+from speccascade.i18n import join, lang_of, method_label, t
 from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.heatmap import heatmap, inspector
 from speccascade.views.learn import learn_markdown
@@ -121,6 +122,7 @@ def _cleared(page: Page, lang: str, message: str) -> dict:
         page.drafting_note: "",
         page.status: t("status.error", lang, message=message),
         page.trace: None,
+        page.asked: "",
     }
 
 
@@ -175,6 +177,7 @@ def _shown(
         page.status: status,
         page.learn: learn_markdown(lang, example) if example is not None else gr.skip(),
         page.trace: trace,
+        page.asked: prompt,
     }
 
 
@@ -195,6 +198,7 @@ def _execute(
             yield {page.status: t("status.loading", lang)}
             ctx.measured_profile(*models)
         pair = ctx.pair(*models)
+        check_context(pair, prompt, settings.chat, lang)
     except (UserError, *_USER_ERRORS) as e:
         ctx.done(session, stop)
         yield _refused(page, lang, _message(e, lang))
@@ -291,15 +295,16 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     current = PRESETS.get(preset or DEFAULT_PRESET)
     if trace is None or current is None or not current.switch_to:
         return hidden
-    item = taught(prompt, current.taught) if current.taught and prompt else None
+    items = taught(prompt, current.taught) if current.taught and prompt else ()
     summary = getattr(trace, "summary", None)  # a cut-off answer may not have said it yet
     finished = summary is None or summary.stop_reason in ("eos", "stop_string")
+    n = round(taught_count(current.taught), -2) if current.taught else 0
     if current.declined(trace.text):
-        head = t("switch.note", lang)
-    elif current.taught is not None and prompt and item is None:
-        head = t("switch.unknown", lang)
-    elif item is not None and finished and not item.correct(trace.text):
-        head = t("switch.wrong", lang, question=item.question, answer=item.short or item.answer)
+        head = t("switch.note", lang, n=n)
+    elif current.taught is not None and prompt and not items:
+        head = t("switch.unknown", lang, n=n)
+    elif items and finished and not any(x.correct(trace.text) for x in items):
+        head = _wrong(items, lang)
     else:
         return hidden
     target = PRESETS[current.switch_to]
@@ -313,6 +318,16 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
         page.switch_note: join(sentences, lang),
         page.switch_btn: gr.update(visible=not missing),
     }
+
+
+def _wrong(items, lang: str) -> str:
+    """The note on an answer that misses what the pair was taught: what it was taught (the
+    answer, for one item; the questions, for a surname several taught people share)."""
+    if len(items) == 1:
+        x = items[0]
+        return t("switch.wrong", lang, question=x.question, answer=x.short or x.answer)
+    quoted = ("、" if lang_of(lang) == "zh" else ", ").join(f"“{x.question}”" for x in items)
+    return t("switch.wrong_many", lang, questions=quoted)
 
 
 def take_switch(page: Page, preset, lang="en") -> dict:
@@ -413,7 +428,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     inputs = run_inputs(p)
     offer = {
         "fn": _bind(switch_offer, p),
-        "inputs": [p.trace, p.preset, p.lang, p.prompt],
+        "inputs": [p.trace, p.preset, p.lang, p.asked],
         "outputs": [p.switch_box, p.switch_note, p.switch_btn],
         "api_name": False,
         "queue": False,

@@ -220,6 +220,7 @@ def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> 
     fig = quality_latency(
         table,
         current=mark.iloc[0].to_dict() if len(mark) else None,
+        current_label=t("fig.ql.run", lang, alpha=f"{settings.alpha:g}"),
         lang=lang,
         quality_label=t("sweep.quality.facts" if facts else "sweep.quality.verifier", lang),
     )
