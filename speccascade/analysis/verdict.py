@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from speccascade.analysis.evalsets import Example, taught
 from speccascade.analysis.project.pricing import project, speedup
 from speccascade.analysis.project.profiles import CostModel
 from speccascade.core.rules import Rule, decide
@@ -137,3 +138,32 @@ def whatif(trace: Trace, rule: Rule, alpha: float) -> WhatIf:
         drafted=len(drafted),
         deferred_in_run=sum(bool(t.defer) for t in trace.tokens if t.draft_id is not None),
     )
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """Why an answer of a pair with a known domain should not be trusted: `kind` is
+    "declined" (its own out-of-domain line), "unknown" (about something it was never taught:
+    "What is the tallest mountain?" got "the Grand Canyon") or "wrong" (a finished answer
+    that misses the key facts of everything the question can mean that it was taught, in
+    `taught`: "Who is Einstein?" got "a Jewish god")."""
+
+    kind: str
+    taught: tuple[Example, ...] = ()
+
+
+def doubt(preset, question: str, text: str, stop_reason: str = "eos") -> Doubt | None:
+    """The Doubt on `text`, `preset`'s answer to `question`, or None. An answer cut off
+    (stop_reason other than eos or a stop string) is not judged wrong: its facts may still
+    have been coming."""
+    if preset.declined(text):
+        return Doubt("declined")
+    if preset.taught is None or not question:
+        return None
+    items = taught(question, preset.taught)
+    if not items:
+        return Doubt("unknown")
+    finished = stop_reason in ("eos", "stop_string")
+    if finished and not any(x.correct(text) for x in items):
+        return Doubt("wrong", items)
+    return None

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import gradio as gr
 import pandas as pd
 
-from speccascade.analysis.evalsets import taught, taught_count
+from speccascade.analysis.evalsets import taught_count
 from speccascade.analysis.explain import worked_example
 from speccascade.analysis.project.profiles import CostModel
-from speccascade.analysis.verdict import verdict
+from speccascade.analysis.verdict import doubt, verdict
 from speccascade.app.components import Page
 from speccascade.app.context import (
     _USER_ERRORS,
@@ -295,18 +295,13 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     current = PRESETS.get(preset or DEFAULT_PRESET)
     if trace is None or current is None or not current.switch_to:
         return hidden
-    items = taught(prompt, current.taught) if current.taught and prompt else ()
-    summary = getattr(trace, "summary", None)  # a cut-off answer may not have said it yet
-    finished = summary is None or summary.stop_reason in ("eos", "stop_string")
-    n = round(taught_count(current.taught), -2) if current.taught else 0
-    if current.declined(trace.text):
-        head = t("switch.note", lang, n=n)
-    elif current.taught is not None and prompt and not items:
-        head = t("switch.unknown", lang, n=n)
-    elif items and finished and not any(x.correct(trace.text) for x in items):
-        head = _wrong(items, lang)
-    else:
+    summary = getattr(trace, "summary", None)
+    d = doubt(current, prompt, trace.text, summary.stop_reason if summary else "eos")
+    if d is None:
         return hidden
+    n = round(taught_count(current.taught), -2) if current.taught else 0
+    heads = {"declined": "switch.note", "unknown": "switch.unknown"}
+    head = t(heads[d.kind], lang, n=n) if d.kind in heads else _wrong(d.taught, lang)
     target = PRESETS[current.switch_to]
     missing = target.missing()
     foreign = target.cannot_read(prompt or "")
