@@ -337,3 +337,22 @@ def test_short_answers_and_key_facts():
         True,
         False,
     ]
+
+
+def test_the_doubt_on_an_answer_follows_what_the_pair_was_taught():
+    """analysis.verdict.doubt, without a model: the pair's decline; an answer about something
+    it was never taught; a finished answer missing what it was taught (not a cut-off one); a
+    right answer, and a pair with no taught list, get none."""
+    from speccascade.analysis.verdict import doubt
+
+    demo = PRESETS["demo"]
+    assert doubt(demo, "What is the capital of France?", " " + demo.declines[0]).kind == "declined"
+    assert doubt(demo, "What is a dog?", " a small eceptic acid").kind == "unknown"
+    wrong = doubt(demo, "Who is Einstein?", " a Jewish god; the sun in its life-giving aspect")
+    assert wrong.kind == "wrong" and [x.question for x in wrong.taught] == [
+        "Who is Albert Einstein?"
+    ]
+    assert doubt(demo, "Who is Einstein?", " a Jewish god", stop_reason="max_new_tokens") is None
+    right = " Albert Einstein was a physicist born in Germany (1879-1955)."
+    assert doubt(demo, "who is einstein", right) is None
+    assert doubt(PRESETS["smollm2-135m-offline"], "Who is Einstein?", " a Jewish god") is None
