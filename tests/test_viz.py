@@ -48,6 +48,10 @@ def test_token_html_colours_every_token_by_source(traces):
         assert f"sc-{source}" in html and COLORS[source] in html
     assert "q(x) = " in html and "acceptance probability" in html and "round 0" in html
     assert "sc-verifier" in token_html(traces["verifier"].tokens)
+    # a text cut short ends with a mark saying why; one that ended on its own does not
+    assert "sc-cut" not in html and "sc-cut" not in token_html(tr.tokens, stop="eos")
+    cut = token_html(tr.tokens, stop="max_new_tokens", lang="zh")
+    assert cut.count("sc-cut") == 1 and "… 达到最大词元数" in cut
 
 
 def test_token_html_popups_are_focusable_and_carry_positions(traces):

@@ -68,16 +68,23 @@ def legend_html(lang: str = "en") -> str:
     )
 
 
+# Stop reasons that cut the text short (the others end it: end of text, a stop string).
+CUT = ("max_new_tokens", "context", "cancelled")
+
+
 def token_html(
     tokens: Sequence[TokenRecord] | None,
     whatif: Sequence[bool | None] | None = None,
     lang: str = "en",
     selected: int | None = None,
+    stop: str | None = None,
 ) -> str:
     """The generated text as coloured token boxes, each with a popup of its details (shown on
     hover and on focus, so a tap works on touch screens) and `data-pos` for click handlers.
     `whatif` outlines the tokens a different alpha would defer; `selected` (a position) gets a
-    thicker outline; end-of-text tokens show as a small mark."""
+    thicker outline; end-of-text tokens show as a small mark. A text cut short (`stop`, the
+    run's stop reason: the token limit, a full context, Stop) ends with a mark that says so:
+    an answer ending mid-sentence is otherwise easy to read as the model's whole answer."""
     if not tokens:
         return f'<div class="sc-tokens sc-empty">{html.escape(t("fig.tok.empty", lang))}</div>'
     spans = []
@@ -109,6 +116,8 @@ def token_html(
             f'tabindex="0" role="button" aria-pressed="{pressed}"{aria}>{shown}'
             f'<span class="sc-pop" role="tooltip">{html.escape(pop)}</span></span>'
         )
+    if stop in CUT:
+        spans.append(f'<span class="sc-cut">… {html.escape(t(f"reason.{stop}", lang))}</span>')
     # spaces inside the boxes are non-breaking (so they show); <wbr> lets lines wrap between tokens
     return (
         f'<div class="sc-tokens" aria-label="{html.escape(t("fig.tok.aria", lang), quote=True)}">'

@@ -154,7 +154,9 @@ def _shown(
     )
     example = worked_example(trace, prompt=prompt, decode=lambda i: pair.tokenizer.decode([i]))
     return {
-        page.tokens: token_html(trace.tokens, lang=lang, selected=0 if trace.tokens else None),
+        page.tokens: token_html(
+            trace.tokens, lang=lang, selected=0 if trace.tokens else None, stop=s.stop_reason
+        ),
         page.heat: heatmap(trace, lang=lang) if trace.tokens else None,
         page.timeline: timeline(trace, lang=lang),
         page.stats: stats_frame(trace, lang=lang),

@@ -144,7 +144,9 @@ def play_scene(
     yield {
         page.story: story,
         page.alpha: gr.update(value=alpha),
-        page.tokens: token_html(trace.tokens, w.decisions, lang=lang, selected=0),
+        page.tokens: token_html(
+            trace.tokens, w.decisions, lang=lang, selected=0, stop=trace.summary.stop_reason
+        ),
         page.insp: inspector(trace, 0, rule, alpha, tokenizer, lang=lang),
         page.whatif_note: whatif_note(w, rule, lang),
         page.caption: caption("…"),

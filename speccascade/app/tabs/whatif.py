@@ -42,7 +42,7 @@ def show_whatif(
     a = _num(alpha)
     if rule is None or rule.defer is None or not isinstance(a, float) or not math.isfinite(a):
         return {
-            page.tokens: token_html(trace.tokens, lang=lang),
+            page.tokens: token_html(trace.tokens, lang=lang, stop=trace.summary.stop_reason),
             page.whatif_note: t("whatif.no_rule", lang),
             page.alpha: gr.skip(),
             page.insp: gr.skip(),
@@ -58,7 +58,9 @@ def show_whatif(
     pos = min(max(0, pos), max(0, len(trace.tokens) - 1))
     tokenizer = ctx.pair(preset, drafter, verifier).tokenizer
     return {
-        page.tokens: token_html(trace.tokens, w.decisions, lang=lang, selected=pos),
+        page.tokens: token_html(
+            trace.tokens, w.decisions, lang=lang, selected=pos, stop=trace.summary.stop_reason
+        ),
         page.whatif_note: note,
         page.alpha: gr.update(value=clamped) if clamped != a else gr.skip(),
         page.insp: inspector(trace, pos, rule, clamped, tokenizer, lang=lang)
@@ -84,7 +86,9 @@ def inspect_position(
     return {
         page.insp: inspector(trace, pos, rule, a, tokenizer, lang=lang),
         page.position: gr.update(value=pos),
-        page.tokens: token_html(trace.tokens, decisions, lang=lang, selected=pos),
+        page.tokens: token_html(
+            trace.tokens, decisions, lang=lang, selected=pos, stop=trace.summary.stop_reason
+        ),
     }
 
 
