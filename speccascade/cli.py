@@ -138,9 +138,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         print("\n")
         print(_format_summary(trace.summary))
+        doubt_line = _doubt_line(args, prompt, trace)
+        if doubt_line:
+            print(doubt_line)
     if link:
         print(link, file=sys.stderr if args.json else sys.stdout)  # --json: stdout is the trace
     return 0
+
+
+def _doubt_line(args: argparse.Namespace, prompt: str, trace) -> str:
+    """What the page would say under this answer (analysis.verdict.doubt), for a preset that
+    knows what its pair was taught; "" otherwise."""
+    from speccascade.analysis.verdict import doubt
+    from speccascade.models.presets import get_preset
+
+    if args.drafter or args.verifier:
+        return ""
+    preset = get_preset(args.preset)
+    d = doubt(preset, prompt, trace.text, trace.summary.stop_reason)
+    if d is None:
+        return ""
+    other = f" (try --preset {preset.switch_to})" if preset.switch_to else ""
+    if d.kind == "declined":
+        return f"note: the pair declined: the question is outside what it knows{other}"
+    if d.kind == "unknown":
+        return f"note: probably made up: the pair was never taught what this asks about{other}"
+    taught = "; ".join(f"{x.question!r} -> {(x.short or x.answer)!r}" for x in d.taught)
+    return f"note: probably wrong: the pair was taught {taught}{other}"
 
 
 def cmd_show(args: argparse.Namespace) -> int:

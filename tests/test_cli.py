@@ -95,3 +95,14 @@ def test_generate_with_a_draft_policy(capsys):
                  "--draft-policy", "confidence", "--draft-threshold", "0.5"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert re.search(r"draft windows +confidence: mean [\d.]+, \d+ drafter forwards", out)
+
+
+def test_generate_says_what_the_page_says_under_a_doubtful_answer(capsys):
+    """The demo pair's answer gets the page's doubt (analysis.verdict.doubt) as a last line;
+    a right answer, and a pair given by folders, get none."""
+    assert main(["generate", "Who is Einstein?", "--temperature", "0"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("note: probably wrong: the pair was taught 'Who is Albert Einstein?'")
+    assert "--preset smollm2-135m-offline" in last
+    assert main(["generate", "Who is Buzz Aldrin?", "--temperature", "0"]) == 0
+    assert "note:" not in capsys.readouterr().out
