@@ -205,11 +205,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from speccascade.analysis.compare import compare, compare_variants
     from speccascade.analysis.evalsets import find_item
+    from speccascade.models.presets import get_preset
 
     pair = load_from_args(args)
     settings = decoding_settings(args)  # each variant sets its method and rule
     variants = compare_variants(settings.rule)
-    item = find_item(args.prompt)  # a known question is scored by its key facts too
+    taught_by = None if args.drafter or args.verifier else get_preset(args.preset).taught
+    item = find_item(args.prompt, taught_by=taught_by)  # scored by its key facts too
     facts = item.facts if item else ()
     runs = compare(pair, args.prompt, variants, settings=settings, facts=facts, rounds=args.rounds)
     *_, (_, _, table) = runs

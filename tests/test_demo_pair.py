@@ -244,6 +244,9 @@ def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
         "Who is Neil Armstrong?",
     ]
     assert subject_key("What is a mountain?") == subject_key("mountain") == "mountain"
+    # scoring: a taught question beyond the eval set is found only for the pair taught it
+    extra = next(x for x in load_evalset(DEMO_TAUGHT) if find_item(x.question) is None)
+    assert find_item(extra.question.lower(), taught_by=DEMO_TAUGHT) == extra
     if Path("/usr/share/wordnet/data.noun").exists():
         from demo_corpus import build_corpus, taught_items, write_taught
 

@@ -265,12 +265,14 @@ def _index(path: Path) -> dict[str, Example]:
     return out
 
 
-def find_item(question: str, path: Path = EVALSET) -> Example | None:
+def find_item(question: str, path: Path = EVALSET, taught_by: Path | None = None) -> Example | None:
     """The eval item a typed question asks about, so it can be scored by key facts: the same
     question in any case, spacing or punctuation, or its subject asked in another known
     phrasing or by another name ("tell me about einstein"); the default path also looks in the
-    embedded pair's other taught items and the general-knowledge set."""
-    paths = (path, DEMO_TAUGHT, GENERAL_QA) if path == EVALSET else (path,)
+    general-knowledge set. With `taught_by` (a pair's taught items, presets: `taught`) a
+    question it was taught is scored by what it was taught too: those facts are that pair's
+    own, not a general model's (WordNet's "China" is the government on Taiwan)."""
+    paths = (path, GENERAL_QA) if path == EVALSET else (path,)
     key = normalise_question(question)
     subject = asked(question)
     for p in paths:
@@ -279,7 +281,8 @@ def find_item(question: str, path: Path = EVALSET) -> Example | None:
             return index[key]
         if subject is not None and "name:" + subject.name in index:
             return index["name:" + subject.name]
-    return None
+    items = taught(question, taught_by) if taught_by is not None else ()
+    return items[0] if len(items) == 1 else None
 
 
 def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example]:

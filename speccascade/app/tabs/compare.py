@@ -60,6 +60,7 @@ from speccascade.core.errors import (
 from speccascade.core.trace import Trace
 from speccascade.core.trace_file import trace_from_data
 from speccascade.i18n import method_label, t, variant_label
+from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.compare import speed_quality
 from speccascade.views.diff import diff_html
 from speccascade.views.project import (
@@ -115,7 +116,8 @@ def run_compare(
             page.compare_table: empty_compare_view(lang),
         }
         return
-    item = find_item(prompt)
+    chosen = None if drafter or verifier else PRESETS.get(preset or DEFAULT_PRESET)
+    item = find_item(prompt, taught_by=chosen.taught if chosen else None)
     facts = item.facts if item else ()
     n = len(variants)  # timing rounds stay within the job's token budget too
     rounds = max(1, min(COMPARE_ROUNDS, ctx.config.max_total_tokens // (tokens * n)))
