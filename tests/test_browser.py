@@ -551,10 +551,15 @@ def test_an_out_of_domain_question_offers_the_real_pair(
     page.locator("#prompt textarea").fill(question)
     page.locator("#run").click()
     wait_text(page, "#switch-note", note)
-    # (Gradio puts a Group's elem_id on its two nested boxes)
     assert page.locator(".sc-switch-offer").first.is_visible()
     assert page.locator("#switch-pair").first.is_visible()
     assert_fits(page, name, first_screen=False)
     page.locator("#switch-note").first.scroll_into_view_if_needed()
     shot(page, f"{name}.png")
+    # a scene shows another run: the offer about this one goes with it
+    page.locator("#scene-sd").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.sc-switch-offer')].every(e => !e.offsetParent)",
+        timeout=90_000,
+    )
     page.close()

@@ -711,8 +711,10 @@ def test_an_answer_that_declines_gets_the_switch_offer(app):
     assert "Outside what the demo pair knows" in offer[page.switch_note]
     assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
     # the button moves the page to the pair that can answer
-    moved = take_switch(page, "demo", "en")
+    moved = take_switch(page, "demo", "en", "What is the capital of France?")
     assert moved[page.preset] == "smollm2-135m-offline"
+    # the question the offer is about runs there, not what the box holds since
+    assert moved[page.prompt] == "What is the capital of France?"
     assert moved[page.switch_box]["visible"] is False
     # a question the pair knows: no offer
     known = last(run(app, "Who is Buzz Aldrin?"))[page.trace]

@@ -24,7 +24,7 @@ from speccascade.app.controls import (
     policy_choices,
     rule_choices,
 )
-from speccascade.app.tabs.run import _shown, run_inputs
+from speccascade.app.tabs.run import _shown, offer_event, run_inputs
 from speccascade.core.engine import (
     APP_DEFAULTS,
     Settings,
@@ -201,6 +201,7 @@ def wire(ctx: AppContext, page: Page):
         api_name="load_trace",
         queue=False,
     )
+    opened.then(**offer_event(p))  # the offer, or none, for the opened run
     p.share_btn.click(
         _bind(share_query, ctx, p),
         run_inputs(p),

@@ -327,15 +327,29 @@ def _wrong(items, lang: str) -> str:
     return t("switch.wrong_many", lang, questions=quoted)
 
 
-def take_switch(page: Page, preset, lang="en") -> dict:
-    """The offer's button: the page moves to the pair that can answer (the same question
-    then runs on it)."""
+def take_switch(page: Page, preset, lang="en", asked="") -> dict:
+    """The offer's button: the page moves to the pair that can answer, and the question the
+    offer is about (`asked`: the shown run's, not whatever the box holds since) runs on it."""
     current = PRESETS.get(preset or DEFAULT_PRESET)
     target = current.switch_to if current is not None and current.switch_to else preset
     return {
         page.preset: target,
+        page.prompt: asked or gr.skip(),
         page.switch_box: gr.update(visible=False),
         page.status: t("switch.switched", lang),
+    }
+
+
+def offer_event(page: Page) -> dict:
+    """The event that follows everything that shows a run (Run, a scene, an opened file):
+    the offer, or none, for the run now on the panels."""
+    p = page
+    return {
+        "fn": _bind(switch_offer, p),
+        "inputs": [p.trace, p.preset, p.lang, p.asked],
+        "outputs": [p.switch_box, p.switch_note, p.switch_btn],
+        "api_name": False,
+        "queue": False,
     }
 
 
@@ -423,13 +437,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     then the offer of another pair where this one declined; Stop."""
     p = page
     inputs = run_inputs(p)
-    offer = {
-        "fn": _bind(switch_offer, p),
-        "inputs": [p.trace, p.preset, p.lang, p.asked],
-        "outputs": [p.switch_box, p.switch_note, p.switch_btn],
-        "api_name": False,
-        "queue": False,
-    }
+    offer = offer_event(p)
     runner = _bind(run, ctx, p)
     over = {"fn": None, "js": RUN_OVER_JS, "api_name": False, "queue": False}
     started = {"js": SHOW_OUTPUT_JS, **heavy}
@@ -442,8 +450,8 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
     p.switch_btn.click(
         _bind(take_switch, p),
-        [p.preset, p.lang],
-        [p.preset, p.switch_box, p.status],
+        [p.preset, p.lang, p.asked],
+        [p.preset, p.prompt, p.switch_box, p.status],
         api_name=False,
         queue=False,
     ).then(runner, inputs, p.run_outputs, api_name=False, **started).then(**offer).then(**over)

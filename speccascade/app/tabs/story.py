@@ -18,7 +18,7 @@ from speccascade.analysis.verdict import whatif
 from speccascade.app.components import Page
 from speccascade.app.context import AppContext, _bind, _session, label
 from speccascade.app.controls import alpha_update, rule_markdown
-from speccascade.app.tabs.run import _execute
+from speccascade.app.tabs.run import _execute, offer_event
 from speccascade.app.tabs.whatif import whatif_note
 from speccascade.core.engine import (
     APP_DEFAULTS,
@@ -261,7 +261,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict, alpha_typed) -> None:
             outputs,
             api_name=False,
             **heavy,
-        )
+        ).then(**offer_event(p))  # the last run's offer goes with it
     leave = {"fn": leave_story, "inputs": [p.lang], "outputs": [p.caption, p.story_fig]}
     for event in (p.run_btn.click, p.prompt.submit, p.method.input, p.rule.input):
         event(**leave, api_name=False, queue=False)
