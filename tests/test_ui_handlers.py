@@ -764,7 +764,7 @@ def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app):
     question = "Who is Armstrong?"
     trace = last(run(app, question))[page.trace]
     note = switch_offer(page, trace, "demo", "en", question)[page.switch_note]
-    assert "“Who is Louis Armstrong?”, “Who is Neil Armstrong?”" in note, (trace.text, note)
+    assert "“Who is Louis Armstrong?” (“" in note and "; “Who is Neil Armstrong?” (“" in note, note
     right = SimpleNamespace(text=" American astronaut; commander of Apollo 11 and the first person "
                             "to set foot on the Moon (1930-2012)")  # fmt: skip
     assert switch_offer(page, right, "demo", "en", question)[page.switch_box]["visible"] is False
@@ -854,9 +854,10 @@ def test_a_pair_brings_its_own_examples_and_hint():
         assert prompt["info"] == t("prompt.info.pair", lang, limit=200)
         examples, prompt = pair_changed("demo", lang, 200)
         assert examples.raw_samples == [[x.question] for x in SHOWCASE if x.lang == lang]
-        assert prompt["info"] == t("prompt.info", lang, limit=200)
+        assert prompt["info"] == t("prompt.info", lang, limit=200, context=512)
     assert (
-        "say so" in t("prompt.info", "en", limit=1) and "nonsense" not in STRINGS["prompt.info"][0]
+        "say so" in t("prompt.info", "en", limit=1, context=512)
+        and "nonsense" not in STRINGS["prompt.info"][0]
     )
     config = ServeConfig(preset=smol.name, max_prompt_chars=200)
     ctx = AppContext(config, PairCache(config))

@@ -84,10 +84,10 @@ def test_token_html_empty_state_and_legend_are_localized():
     assert "运行" in zh and not re.search("[A-Za-z]{3,}", re.sub("<[^>]+>", "", zh))
     legend = legend_html("zh")
     assert (
-        legend.count("white-space:nowrap") == len(SOURCES) + 3
-    )  # what-if, end of text, part of a character
+        legend.count("white-space:nowrap") == len(SOURCES) + 4
+    )  # what-if, end of text, part of a character, cut short
     assert "仅验证模型" in legend and EOS_MARK in legend and WHATIF_COLOR in legend
-    assert f"{EMPTY_MARK} 字符的一部分" in legend
+    assert f"{EMPTY_MARK} 字符的一部分" in legend and "… 被截断" in legend
 
 
 def test_token_html_escapes_markup(traces):

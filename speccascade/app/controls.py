@@ -50,7 +50,9 @@ def examples_for(lang: str, preset: str | None = None) -> dict:
 def prompt_info(lang: str, preset: str | None, limit: int) -> str:
     """The prompt's hint: what the embedded pair knows, or that a general pair tries all."""
     general = preset in PRESETS and preset != DEFAULT_PRESET
-    return t("prompt.info.pair" if general else "prompt.info", lang, limit=limit)
+    if general:
+        return t("prompt.info.pair", lang, limit=limit)
+    return t("prompt.info", lang, limit=limit, context=PRESETS[DEFAULT_PRESET].context() or "?")
 
 
 def pair_changed(preset: str | None, lang: str, limit: int) -> tuple:

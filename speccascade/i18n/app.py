@@ -159,9 +159,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**这个回答很可能是错的。** 演示模型对学过“{question}”，答案是“{answer}”，而这个回答"
         "没有说出其中的要点：两个小模型会把学过的内容弄混。",
     ),
+    "switch.taught_one": ("“{question}” (“{answer}”)", "“{question}”（“{answer}”）"),
     "switch.wrong_many": (
         "**Probably wrong.** The demo pair was taught {questions}, and this answer misses what "
-        "each of those answers says: its two small models mix up some of what they learnt.",
+        "each of those says: its two small models mix up some of what they learnt.",
         "**这个回答很可能是错的。** 演示模型对学过{questions}，而这个回答没有说出其中任何一个答案"
         "的要点：两个小模型会把学过的内容弄混。",
     ),
@@ -236,11 +237,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**{label}**：当 $${formula}$$ 时推迟。{desc}",
     ),
     "prompt.info": (
-        "Up to {limit:,} characters. The demo models say who or what something is: famous "
-        "people and places (see the examples); to other questions they say so, or the page "
-        "flags their guess, and offers the SmolLM2 pair.",
-        "最多 {limit:,} 个字符。演示模型只能回答某人是谁、某物是什么：名人和地方（见示例）；"
-        "其他问题它们会如实说明，或由页面标出它们的猜测，并提供 SmolLM2 模型对。",
+        "Up to {limit:,} characters, and {context} tokens for the demo models. They say who "
+        "or what something is: famous people and places (see the examples); to other "
+        "questions they say so, or the page flags their guess, and offers the SmolLM2 pair.",
+        "最多 {limit:,} 个字符，演示模型最多读 {context} 个词元。它们只能回答某人是谁、某物是什么："
+        "名人和地方（见示例）；其他问题它们会如实说明，或由页面标出它们的猜测，并提供 SmolLM2 模型对。",
     ),
     "prompt.info.pair": (
         "Up to {limit:,} characters. This pair is a small general language model: it tries "
@@ -438,22 +439,21 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "story.hard.pair": (
         "**Scene 3 · A harder question** for this pair. The rule deferred to the verifier for "
-        "{from_verifier} of the {tokens} tokens (red where it took over a draft, blue for its "
-        "bonus token) and kept {kept:.0%} of "
-        "the drafts. The answer {correct}; a model this small can state them and still get "
+        "{from_verifier} of the {tokens} tokens (its tokens are red, or blue after a fully kept "
+        "window) and kept {kept:.0%} of the drafts. The answer {correct}; a model this small can state them and still get "
         "the rest wrong: read the answer itself.",
         "**场景 3 · 对这个模型对更难的问题。** 规则在 {tokens} 个词元中有 {from_verifier} 个交给了"
-        "验证模型（红色为接管草稿，蓝色为奖励词元），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
+        "验证模型（它的词元为红色，整窗草稿全部保留后为蓝色），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
         "可能说出了关键事实，其余内容却仍然有误：请读一读回答本身。",
     ),
     "story.hard": (
         "**Scene 3 · A hard question** only the verifier knows. The drafter's guesses are "
         "fluent but wrong, so the rule defers: {fact_deferred} of the {fact_tokens} tokens "
-        "that state the key facts came from the verifier (red where it took over a draft, "
-        "blue for its bonus token), and only "
-        "{kept:.0%} of the drafts were kept. The answer {correct}.",
+        "that state the key facts came from the verifier (its tokens are red, or blue after a "
+        "fully kept window), and only {kept:.0%} of the drafts were kept. The answer "
+        "{correct}.",
         "**场景 3 · 困难问题**，只有验证模型知道。起草模型的猜测通顺但错误，所以规则推迟："
-        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（红色为接管草稿，蓝色为奖励词元），"
+        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（它的词元为红色，整窗草稿全部保留后为蓝色），"
         "草稿只保留了 {kept:.0%}。回答{correct}。",
     ),
     "story.alpha": (

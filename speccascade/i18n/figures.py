@@ -34,6 +34,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.tok.aria": ("generated text, one box per token", "生成的文本，每个词元一个方框"),
     "fig.legend.whatif": ("would defer at the what-if α", "换成假设的 α 会推迟"),
     "fig.legend.eos": ("end of text", "文本结束"),
+    "fig.legend.cut": (
+        "… cut short (token limit, full context or Stop)",
+        "… 被截断（词元上限、上下文已满或停止）",
+    ),
     "fig.legend.empty": (
         "part of a character (shown whole on the next token)",
         "字符的一部分（完整显示在下一个词元上）",

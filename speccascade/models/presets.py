@@ -3,6 +3,7 @@ that must first be converted) a function that finds the two folders when the pai
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -104,6 +105,14 @@ class Preset:
                 if not Path(path).is_dir():
                     return f"the {role} folder {path} of preset {self.name!r} is missing"
         return ""
+
+    def context(self) -> int | None:
+        """The verifier's context in tokens, from its config file without loading it (a
+        prompt longer than that is refused); None where the folder comes later or lacks it."""
+        config = Path(self.verifier) / "config.json"
+        if self.resolve is not None or not config.is_file():
+            return None
+        return json.loads(config.read_text()).get("max_position_embeddings")
 
     def available(self) -> bool:
         """Whether loading can start without installing or training anything first."""

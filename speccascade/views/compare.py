@@ -81,12 +81,13 @@ def speed_quality(table: pd.DataFrame, lang: str = "en") -> go.Figure:
         line_width=0,
         layer="below",
     )
+    band = t("fig.sq.good_facts" if facts else "fig.sq.good_agree", lang)
     fig.add_annotation(
         x=x1,
         y=1.12,
         xanchor="right",
         yanchor="top",
-        text=t("fig.sq.good_facts" if facts else "fig.sq.good_agree", lang),
+        text=band,
         showarrow=False,
         font={"size": 11, "color": "#2b9348"},
     )
@@ -107,6 +108,7 @@ def speed_quality(table: pd.DataFrame, lang: str = "en") -> go.Figure:
     order = sorted(range(len(pts)), key=lambda i: (pts[i][1], -pts[i][2]))
     colours = iter(POINT_COLOURS * 3)
     placer = _LabelPlacer(x0, x1, -0.1, 1.14, [(math.log10(p[1]), p[2]) for p in pts])
+    placer.block(x1, 1.12, band)  # the band's own label, top right: no point label over it
     any_wrong = False
     for i in order:
         label, sx, qy, wall, calls = pts[i]
@@ -213,6 +215,12 @@ class _LabelPlacer:
     @staticmethod
     def _overlap(a: tuple, b: tuple) -> bool:
         return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    def block(self, x: float, y: float, text: str) -> None:
+        """Keep labels off a text anchored by its top right corner at (x, y)."""
+        px, py = self._px(x, y)
+        w = 6.3 * sum(2 if ord(c) > 0x2E80 else 1 for c in text) + 6
+        self.boxes.append((px - w, py - 15, px, py))
 
     def place(self, x: float, y: float, text: str) -> tuple[float, str]:
         """(pixels up from the point, xanchor) for this label; remembers its box."""

@@ -62,6 +62,7 @@ def legend_html(lang: str = "en") -> str:
     chips.append(_chip(t("fig.legend.whatif", lang), f"outline:2px dashed {WHATIF_COLOR}"))
     for mark, key in ((EOS_MARK, "fig.legend.eos"), (EMPTY_MARK, "fig.legend.empty")):
         chips.append(_chip(f"{mark} {t(key, lang)}", "background:#e9ecef;color:#495057"))
+    chips.append(_chip(t("fig.legend.cut", lang), "border:1px dashed #adb5bd;color:#495057"))
     return (
         '<div class="sc-legend" style="display:flex;flex-wrap:wrap;gap:6px 10px">'
         f"{''.join(chips)}</div>"

@@ -127,7 +127,7 @@ def run_compare(
     try:
         for k, (variant, trace, table) in enumerate(runs):
             traces.setdefault(variant.label, trace)  # a timing round's tokens are the same
-            progress((k + 1) / (n * rounds))
+            progress((k + 1) / (n * rounds))  # of all the runs, the rounds included
             if k + 1 < n:
                 nxt = variants[k + 1]
                 status = t("compare.running", lang, k=k + 2, n=n,
@@ -499,6 +499,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
         [p.prompt, *p.models, p.rule, p.alpha, p.gamma, p.temperature, p.max_new, p.seed, p.lang],
         [p.tabs, p.compare_status, p.compare_fig, p.compare_table, p.compared],
         api_name="compare",
+        show_progress_on=[p.compare_fig],  # the status line says the progress in words
         **heavy,
     )
     p.diff_btn.click(

@@ -323,7 +323,9 @@ def _wrong(items, lang: str) -> str:
     if len(items) == 1:
         x = items[0]
         return t("switch.wrong", lang, question=x.question, answer=x.short or x.answer)
-    quoted = ("、" if lang_of(lang) == "zh" else ", ").join(f"“{x.question}”" for x in items)
+    quoted = ("；" if lang_of(lang) == "zh" else "; ").join(
+        t("switch.taught_one", lang, question=x.question, answer=x.short or x.answer) for x in items
+    )
     return t("switch.wrong_many", lang, questions=quoted)
 
 
