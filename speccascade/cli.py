@@ -60,13 +60,21 @@ def _add_decoding_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def preset_of(args: argparse.Namespace):
+    """The preset the arguments name (--preset, or the demo pair), or None where
+    --drafter/--verifier give the pair by folders instead."""
+    from speccascade.models.presets import get_preset
+
+    return None if args.drafter or args.verifier else get_preset(args.preset)
+
+
 def load_from_args(args: argparse.Namespace):
     """The pair named by --preset or --drafter/--verifier (neither: the demo pair)."""
     from speccascade.models.loading import load_pair
     from speccascade.models.presets import load_preset
 
     options = {"device": args.device, "dtype": args.dtype, "kernels": args.kernels}
-    if args.drafter or args.verifier:
+    if preset_of(args) is None:
         return load_pair(args.drafter, args.verifier, **options)
     return load_preset(args.preset, **options)
 
@@ -150,11 +158,10 @@ def _doubt_line(args: argparse.Namespace, prompt: str, trace) -> str:
     """What the page would say under this answer (analysis.verdict.doubt), for a preset that
     knows what its pair was taught; "" otherwise."""
     from speccascade.analysis.verdict import doubt
-    from speccascade.models.presets import get_preset
 
-    if args.drafter or args.verifier:
+    preset = preset_of(args)
+    if preset is None:
         return ""
-    preset = get_preset(args.preset)
     d = doubt(preset, prompt, trace.text, trace.summary.stop_reason)
     if d is None:
         return ""
@@ -205,13 +212,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from speccascade.analysis.compare import compare, compare_variants
     from speccascade.analysis.evalsets import find_item
-    from speccascade.models.presets import get_preset
 
     pair = load_from_args(args)
     settings = decoding_settings(args)  # each variant sets its method and rule
     variants = compare_variants(settings.rule)
-    taught_by = None if args.drafter or args.verifier else get_preset(args.preset).taught
-    item = find_item(args.prompt, taught_by=taught_by)  # scored by its key facts too
+    preset = preset_of(args)
+    item = find_item(args.prompt, taught_by=preset.taught if preset else None)  # by its facts
     facts = item.facts if item else ()
     runs = compare(pair, args.prompt, variants, settings=settings, facts=facts, rounds=args.rounds)
     *_, (_, _, table) = runs

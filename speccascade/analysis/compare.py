@@ -105,8 +105,8 @@ def _table(
     facts: Sequence[str],
 ) -> pd.DataFrame:
     """One row per variant run so far (the verifier's first), timed by its median run."""
-    base = next(iter(traces.values()))
-    base_wall = float(np.median(walls[next(iter(traces))]))
+    first = next(iter(traces))
+    base, base_wall = traces[first], float(np.median(walls[first]))
     rows = []
     for v, tr in traces.items():
         s, wall = tr.summary, float(np.median(walls[v]))

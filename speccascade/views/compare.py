@@ -216,16 +216,20 @@ class _LabelPlacer:
     def _overlap(a: tuple, b: tuple) -> bool:
         return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
+    @staticmethod
+    def _width(text: str) -> float:
+        """A label's estimated width in pixels (CJK characters count double)."""
+        return 6.3 * sum(2 if ord(c) > 0x2E80 else 1 for c in text) + 6
+
     def block(self, x: float, y: float, text: str) -> None:
         """Keep labels off a text anchored by its top right corner at (x, y)."""
         px, py = self._px(x, y)
-        w = 6.3 * sum(2 if ord(c) > 0x2E80 else 1 for c in text) + 6
-        self.boxes.append((px - w, py - 15, px, py))
+        self.boxes.append((px - self._width(text), py - 15, px, py))
 
     def place(self, x: float, y: float, text: str) -> tuple[float, str]:
         """(pixels up from the point, xanchor) for this label; remembers its box."""
         px, py = self._px(x, y)
-        w = 6.3 * sum(2 if ord(c) > 0x2E80 else 1 for c in text) + 6
+        w = self._width(text)
         anchor = "center"
         if px - w / 2 < -10:
             anchor = "left"
