@@ -122,12 +122,16 @@ def test_the_app_is_in_small_pieces():
 def test_every_subpackage_ships_in_the_wheel():
     """pyproject lists packages by hand: a new subpackage missing there imports from a checkout
     but not from the installed wheel (speccascade.i18n once did). The top-level assets/
-    folder ships as speccascade.assets."""
+    folder ships as speccascade.assets, and each of its folders as a listed package (setuptools
+    warns "Package would be ignored" for an importable folder it is not told about)."""
     pyproject = (ROOT / "pyproject.toml").read_text()
     block = re.search(r"^packages = \[(.*?)\]$", pyproject, re.M | re.S).group(1)
     listed = set(re.findall(r'"([^"]+)"', block))
     found = {module_name(p) for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts}
-    assert found | {"speccascade.assets"} == listed, found ^ listed
+    folders = {p.name for p in (ROOT / "assets").iterdir() if p.is_dir() and p.name.isidentifier()}
+    assets = {"speccascade.assets"} | {f"speccascade.assets.{f}" for f in folders}
+    assert found | assets == listed, (found | assets) ^ listed
     assert '"speccascade.assets" = "assets"' in pyproject
     for folder in ("models", "data", "static"):
-        assert (ROOT / "assets" / folder).is_dir(), folder
+        assert folder in folders, folder
+        assert f'"speccascade.assets.{folder}" = [' in pyproject, folder  # its files ship
