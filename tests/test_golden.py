@@ -117,7 +117,8 @@ def record(pair, kwargs: dict) -> dict:
         "tokens": tokens,
         "rounds": {c: [getattr(r, c) for r in tr.rounds] for c in ROUND_COLS},
         "summary": summary,
-        "extra": tr.extra,
+        # everything but the clock (the sequence cascade's draft times are seconds)
+        "extra": {k: v for k, v in tr.extra.items() if k != "draft_times"},
     }
 
 

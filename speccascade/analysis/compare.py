@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from speccascade.analysis.quality import fact_hits, rouge_l, states_facts
+from speccascade.analysis.speed import median_wall, speedup
 from speccascade.core.engine import CASCADE, METHOD_REGISTRY, Settings, generate
 from speccascade.core.pair import ModelPair
 from speccascade.core.rules import RULES
@@ -106,10 +107,10 @@ def _table(
 ) -> pd.DataFrame:
     """One row per variant run so far (the verifier's first), timed by its median run."""
     first = next(iter(traces))
-    base, base_wall = traces[first], float(np.median(walls[first]))
+    base = traces[first]
     rows = []
     for v, tr in traces.items():
-        s, wall = tr.summary, float(np.median(walls[v]))
+        s, wall = tr.summary, median_wall(walls[v])
         rows.append(
             {
                 "method": v.label,
@@ -117,7 +118,7 @@ def _table(
                 "tokens": s.new_tokens,
                 "wall_s": wall,
                 "runs": len(walls[v]),
-                "speedup": base_wall / wall if wall > 0 else float("nan"),
+                "speedup": speedup(walls[first], walls[v]),
                 "verifier_calls_per_token": s.verifier_calls_per_token,
                 "acceptance_rate": s.acceptance_rate,
                 "quality_vs_verifier": rouge_l(tr.text, base.text),

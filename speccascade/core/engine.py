@@ -536,6 +536,12 @@ def _seq_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
     run.extra.update(
         draft_text=draft.text,
         draft_token_ids=draft.new_token_ids,
+        # each draft token's text and when it was written (on this run's clock), so a replay
+        # can show the draft that a deferral throws away
+        draft_pieces=[t.text for t in draft.tokens],
+        draft_eos=draft.summary.stop_reason == "eos",
+        draft_times=[run.now() - draft.summary.wall_s + r.start_s + r.drafter_s
+                     for r in draft.rounds],  # fmt: skip
         sequence_confidence=confidence,
         deferred=defer,
     )

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 from speccascade.core.engine import METHOD_REGISTRY
-from speccascade.i18n import app, figures, learn
+from speccascade.i18n import app, figures, learn, race
 
 LANGS = ("en", "zh")
 
 STRINGS: dict[str, tuple[str, str]] = {}
-for _table in (app.STRINGS, figures.STRINGS, learn.STRINGS):
+for _table in (app.STRINGS, figures.STRINGS, learn.STRINGS, race.STRINGS):
     _clash = STRINGS.keys() & _table.keys()
     if _clash:
         raise RuntimeError(f"i18n keys defined twice: {sorted(_clash)}")
@@ -52,6 +52,12 @@ def has(key: str) -> bool:
     return key in STRINGS
 
 
+def size(n_bytes: int) -> str:
+    """A download size as people read it (decimal units, as the hub shows them): 724 MB,
+    1.1 GB; the same in every language."""
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:.0f} MB"
+
+
 def join(sentences: list[str], lang: str) -> str:
     """Sentences into one paragraph: spaced in English, run together in Chinese."""
     return ("" if lang_of(lang) == "zh" else " ").join(sentences)
@@ -65,6 +71,7 @@ __all__ = [
     "lang_of",
     "method_label",
     "policy_label",
+    "size",
     "t",
     "variant_label",
 ]

@@ -101,3 +101,85 @@ def report_markdown(agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta:
                   fmt(agg[agg.temperature == temp][cols]), ""]  # fmt: skip
     lines += ["## Targets", "", "```json", json.dumps(targets, indent=1, default=_plain), "```", ""]
     return "\n".join(lines)
+
+
+# -- the approaches' character (speccascade.analysis.character) -----------------------------
+
+_APPROACH_NAMES = {
+    "verifier": "verifier alone",
+    "drafter": "drafter alone",
+    "seq_cascade": "sequence cascade (Chow)",
+    "speculative": "speculative decoding (lossless)",
+    "spec_cascade": "speculative cascade (TokenV3, α 0.5)",
+}
+
+
+def _ci(triple, pct: bool = False) -> str:
+    value, lo, hi = triple
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    if pct:
+        return f"{100 * value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return f"{value:.2f}x [{lo:.2f}, {hi:.2f}]"
+
+
+def character_markdown(summary: dict, machine: dict, source: str) -> str:
+    """The lesson's table as Markdown: each approach's speed-up and key-fact accuracy on the
+    easy and the hard questions and on all of them, the story's question alone, and every
+    target with its interval and verdict."""
+    groups = summary["groups"]
+    names = [g for g in ("easy", "hard", "all") if g in groups]
+    head = " | ".join(f"{g} (n={groups[g]['n']}): speed-up | {g}: key facts" for g in names)
+    lines = [
+        f"Machine: {machine.get('cpu', '?')}, {machine.get('threads', '?')} threads, torch "
+        f"{machine.get('torch', '?')}. Raw rows: `{source}` (token ids, every run's time).",
+        "",
+        f"| approach | {head} |",
+        "|---" * (1 + 2 * len(names)) + "|",
+    ]
+    for m, label in _APPROACH_NAMES.items():
+        if m not in groups[names[0]]:
+            continue
+        cells = []
+        for g in names:
+            d = groups[g][m]
+            cells += [_ci(d["speedup"]), _ci(d["accuracy"], pct=True)]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
+    notes = []
+    for g in names:
+        seq = groups[g].get("seq_cascade", {})
+        if "kept_answers" in seq:
+            notes.append(f"{g}: {_ci(seq['kept_answers'], pct=True)}")
+    if notes:
+        lines += ["The sequence cascade kept the drafter's answer (did not defer) on: "
+                  + "; ".join(notes) + ".", ""]  # fmt: skip
+    for g in names:
+        for m in ("speculative", "spec_cascade"):
+            if "acceptance" in groups[g].get(m, {}):
+                notes = _ci(groups[g][m]["acceptance"], pct=True)
+                lines.append(f"- {g}, {_APPROACH_NAMES[m]}: drafts accepted {notes}")
+    lines.append("")
+    if summary.get("story"):
+        lines += [
+            "| question | approach | share of the answer kept from the drafter | states the "
+            "facts | median time (s) | runs |",
+            "|---|---|---|---|---|---|",
+        ]
+        for q, by in summary["story"].items():
+            for m, label in _APPROACH_NAMES.items():
+                if m in by:
+                    r = by[m]
+                    lines.append(
+                        f"| {q} | {label} | {100 * r['kept_share']:.0f}% | "
+                        f"{'yes' if r['correct'] else 'no'} | {r['wall_s']:.3f} | {len(r['walls'])} |"
+                    )
+        lines.append("")
+    lines += ["| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
+    for c in summary["checks"]:
+        lo, hi = c["ci95"]
+        lines.append(
+            f"| {c['name']} | {c['value']:.3f} [{lo:.3f}, {hi:.3f}] | {c['target']} | "
+            f"{c['verdict']} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,66 @@
+"""i18n strings of the race: its tab, its lanes and its player (views/race.py)."""
+
+from __future__ import annotations
+
+STRINGS: dict[str, tuple[str, str]] = {
+    "ui.tab_race": ("Race", "赛跑"),
+    "ui.race_intro": (
+        "**The race.** The verifier alone, the sequential cascade, lossless speculative "
+        "decoding and the speculative cascade (the rule and α set on the left) answer the "
+        "prompt, each several times in turn; then their median runs are replayed together on "
+        "one clock, slowed down so you can follow them.",
+        "**赛跑。** 仅验证模型、顺序级联、无损投机解码和投机级联（使用左侧设置的规则和 α）依次多次回答"
+        "这个提示词；然后把它们的中位数那次运行放在同一个时钟上一起回放，并放慢速度，便于看清。",
+    ),
+    "ui.race_run": ("Start the race", "开始赛跑"),
+    "ui.race_files": (
+        "Download: the race as a page that plays offline, and as a GIF for slides",
+        "下载：可离线播放的赛跑网页，以及用于幻灯片的 GIF",
+    ),
+    "race.running": (
+        "Racing: each approach answers {rounds} times, in turn…",
+        "赛跑中：每种方法轮流回答 {rounds} 次……",
+    ),
+    "race.done": (
+        "**{question}** — order of finish: {order} (medians of {rounds} runs each).",
+        "**{question}** — 到达顺序：{order}（各取 {rounds} 次运行的中位数）。",
+    ),
+    "race.needs_seed": (
+        "A race needs a seed (More settings): every run must write the same tokens.",
+        "赛跑需要一个随机种子（更多设置）：每次运行都必须写出相同的词元。",
+    ),
+    "race.title": ("speccascade: the race", "speccascade：赛跑"),
+    "race.lane.verifier": ("Verifier alone", "仅验证模型"),
+    "race.lane.seq_cascade": ("Cascade (sequential)", "级联（顺序）"),
+    "race.lane.speculative": ("Speculative decoding (exact)", "投机解码（无损）"),
+    "race.lane.spec_cascade": ("Speculative cascade ({rule})", "投机级联（{rule}）"),
+    "race.play": ("▶ Play", "▶ 播放"),
+    "race.pause": ("❚❚ Pause", "❚❚ 暂停"),
+    "race.restart": ("↺ Restart", "↺ 重新开始"),
+    "race.speed": ("Slow motion:", "慢放："),
+    "race.calls": ("{n} verifier calls", "验证模型调用 {n} 次"),
+    "race.finish": ("finished in {t}", "用时 {t} 完成"),
+    "race.end": ("end", "结束"),
+    "race.faster": ("{x}x faster than the verifier", "比验证模型快 {x} 倍"),
+    "race.slower": ("{x}x slower than the verifier", "比验证模型慢 {x} 倍"),
+    "race.same": ("as fast as the verifier", "与验证模型一样快"),
+    "race.right": ("states the key facts", "包含关键事实"),
+    "race.wrong": ("misses a key fact", "缺少关键事实"),
+    "race.clock": ("clock {t} · {speed}", "时钟 {t} · {speed}"),
+    "race.thrown": ("draft thrown away", "草稿被丢弃"),
+    "race.legend.kept": ("drafter's token, kept", "起草模型的词元，保留"),
+    "race.legend.taken": ("verifier took over", "验证模型接管"),
+    "race.legend.bonus": ("verifier's bonus token", "验证模型的额外词元"),
+    "race.legend.verifier": ("verifier alone", "仅验证模型"),
+    "race.legend.drafter": ("drafter's answer, kept whole", "起草模型的整段回答，保留"),
+    "race.legend.wasted": ("draft thrown away (struck out)", "被丢弃的草稿（划掉）"),
+    "race.note": (
+        "Each lane replays its median run of {rounds}, all run on this machine in interleaved "
+        "rounds: a token appears when the round that wrote it completes. The finish is the "
+        "time to the complete answer; the speed-up is the verifier alone's time over the "
+        "lane's (both medians). Space: play or pause; R: restart.",
+        "每条赛道回放它 {rounds} 次运行中的中位数那一次，所有运行都在这台机器上交错进行：一个词元在写出它的"
+        "那一轮完成时出现。终点是得到完整回答所用的时间；加速比是仅验证模型的用时除以该赛道的用时"
+        "（都取中位数）。空格：播放或暂停；R：重新开始。",
+    ),
+}
