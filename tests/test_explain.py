@@ -41,8 +41,10 @@ def _drafted(trace):
 
 
 def _english_runs(text: str) -> list[str]:
-    """Runs of 3+ ASCII words outside $$…$$ formulas and `code` spans."""
-    prose = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    """Runs of 3+ ASCII words outside $$…$$ formulas, `code` spans and HTML tags (the loop's
+    picture: its words are checked in tests/test_loop_svg.py)."""
+    prose = re.sub(r"<[^>]*>", " ", text)
+    prose = re.sub(r"\$\$.*?\$\$", " ", prose, flags=re.S)
     prose = re.sub(r"(`+).*?\1", " ", prose, flags=re.S)
     return re.findall(r"[A-Za-z]+(?:[ \t,.;:'’\-]+[A-Za-z]+){2,}", prose)
 
@@ -250,6 +252,27 @@ def test_learn_page_shows_the_worked_example_numbers(demo, runs):
     zh = learn_markdown("zh", ex)
     assert _english_runs(zh) == [], _english_runs(zh)
     assert "规则推迟" in zh and "规则保留它" in zh
+
+
+def test_the_loop_picture_counts_the_runs_own_tokens(demo, runs):
+    """The worked example counts the verifier's replacements (red) and bonus tokens (blue),
+    and the Learn tab's picture carries them with the drafted, kept and call counts."""
+    from speccascade.views.loop_svg import loop_svg
+
+    for prompt, trace in runs.items():
+        ex = worked_example(trace, prompt=prompt)
+        sources = [r.source for r in trace.tokens]
+        assert ex.replaced == sources.count("resampled") and ex.bonus == sources.count("bonus")
+        assert ex.accepted + ex.replaced + ex.bonus <= ex.tokens
+        svg = loop_svg("en", ex)
+        for text in (
+            f"{ex.drafted} tokens drafted",
+            f"{ex.verifier_calls} verifier calls",
+            f"{ex.replaced} taken over",
+            f"{ex.tokens} tokens written in all",
+        ):
+            assert text in svg, (prompt, text)
+    assert worked_example(runs[HARD]).replaced > 0  # the hard question: the verifier takes over
 
 
 def test_learn_page_without_a_run_says_the_example_comes_later():

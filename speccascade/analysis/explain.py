@@ -196,6 +196,8 @@ class WorkedExample:
     tokens_per_verifier_call: float | None
     cost_ratio: float | None  # drafter / verifier seconds per forward, measured in the run
     ideal_speedup: float | None  # docs/method.md, §5
+    replaced: int = 0  # drafts the verifier replaced with its own token (red)
+    bonus: int = 0  # tokens drawn after a fully kept window (blue)
 
 
 def _target_prob(record: TokenRecord, kind: str, temperature: float) -> float | None:
@@ -333,6 +335,8 @@ def worked_example(
         tokens_per_verifier_call=s.tokens_per_verifier_call,
         cost_ratio=s.cost_ratio,
         ideal_speedup=s.ideal_speedup,
+        replaced=sum(t.source == "resampled" for t in trace.tokens),
+        bonus=sum(t.source == "bonus" for t in trace.tokens),
     )
 
 

@@ -4,6 +4,64 @@ Chinese)."""
 from __future__ import annotations
 
 STRINGS: dict[str, tuple[str, str]] = {
+    # -- the loop as a picture (views/loop_svg.py): the heading and caption are Markdown, the
+    # rest is drawn in the picture (plain text, no LaTeX) --------------------------------------
+    "learn.loop.title": (
+        "## The loop: draft, verify, keep or defer",
+        "## 循环：起草、验证、保留或推迟",
+    ),
+    "learn.loop.caption": (
+        "The picture carries the numbers of your last run on {prompt}.",
+        "图中是你上一次运行（提示词 {prompt}）的数字。",
+    ),
+    "learn.loop.caption_noprompt": (
+        "The picture carries the numbers of your last run.",
+        "图中是你上一次运行的数字。",
+    ),
+    "learn.loop.caption_none": (
+        "After a run of a speculative method, the picture shows its own numbers: how many "
+        "tokens were drafted, kept and taken over by the verifier, and how many times the "
+        "verifier ran.",
+        "运行一种投机方法后，图中会显示那次运行的数字：起草了多少词元、保留了多少、验证模型"
+        "接手了多少，以及验证模型运行了几次。",
+    ),
+    "learn.loop.draft": ("1 · Draft", "1 · 起草"),
+    "learn.loop.draft.text": (
+        "The drafter q proposes γ tokens, one by one",
+        "起草模型 q 逐个提出 γ 个词元",
+    ),
+    "learn.loop.draft.n": ("{drafted} tokens drafted", "共起草 {drafted} 个词元"),
+    "learn.loop.verify": ("2 · Verify", "2 · 验证"),
+    "learn.loop.verify.text": (
+        "The verifier p scores all of them in one pass",
+        "验证模型 p 一次前向为它们全部打分",
+    ),
+    "learn.loop.verify.n": ("{calls} verifier calls", "验证模型调用 {calls} 次"),
+    "learn.loop.rule": ("3 · Rule", "3 · 规则"),
+    "learn.loop.rule.text": (
+        "Is each draft good enough for the verifier?",
+        "每个草稿在验证模型看来够好吗？",
+    ),
+    "learn.loop.rule.alpha": ("{rule}, α = {alpha}", "{rule}，α = {alpha}"),
+    "learn.loop.keep": ("Keep", "保留"),
+    "learn.loop.keep.text": ("The drafter's token stays", "起草模型的词元留下"),
+    "learn.loop.keep.n": ("{kept} of {drafted} kept ({share})", "保留 {kept}/{drafted}（{share}）"),
+    "learn.loop.keep.bonus": ("+ {bonus} bonus tokens", "另有 {bonus} 个奖励词元"),
+    "learn.loop.defer": ("Defer", "推迟"),
+    "learn.loop.defer.text": (
+        "The verifier takes over: its token replaces the draft; later drafts are dropped",
+        "验证模型接手：用它的词元替换草稿，之后的草稿作废",
+    ),
+    "learn.loop.defer.n": ("{replaced} taken over", "接手 {replaced} 次"),
+    "learn.loop.arrow.drafts": ("γ drafts", "γ 个草稿"),
+    "learn.loop.arrow.scores": ("q and p", "q 和 p"),
+    "learn.loop.arrow.keep": ("keep", "保留"),
+    "learn.loop.arrow.defer": ("defer", "推迟"),
+    "learn.loop.next": ("next round, until the answer ends", "下一轮，直到答案结束"),
+    "learn.loop.next.n": (
+        "next round · {tokens} tokens written in all",
+        "下一轮 · 共写出 {tokens} 个词元",
+    ),
     # -- the story -------------------------------------------------------------------------
     "learn.story.title": ("## The story the demo pair tells", "## 演示模型对讲的故事"),
     "learn.story.easy": (

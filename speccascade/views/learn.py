@@ -13,6 +13,7 @@ import re
 from speccascade.analysis.explain import TokenStep, WorkedExample
 from speccascade.core.rules import RULES, Rule
 from speccascade.i18n import join, t
+from speccascade.views.loop_svg import loop_html
 
 # The two sides of each rule's test in LaTeX, in the order `explain.SIDES` computes them.
 SIDES_TEX: dict[str, tuple[str, str]] = {
@@ -232,16 +233,30 @@ def _slow_markdown(lang: str, ex: WorkedExample | None) -> str:
     return "\n\n".join(out)
 
 
+def loop_markdown(lang: str, example: WorkedExample | None = None) -> str:
+    """The loop as a picture (views/loop_svg.py) under its heading, with a caption saying
+    whose numbers it carries, or that a run will put its numbers there."""
+    if example is None:
+        caption = _t("learn.loop.caption_none", lang)
+    elif example.prompt:
+        caption = _t("learn.loop.caption", lang, prompt=_code(example.prompt))
+    else:
+        caption = _t("learn.loop.caption_noprompt", lang)
+    return "\n\n".join([_t("learn.loop.title", lang), loop_html(lang, example), caption])
+
+
 def learn_markdown(lang: str, example: WorkedExample | None = None) -> str:
     """The whole Learn tab in `lang` ('en', 'zh' or a browser tag), as Markdown.
 
-    `example` (from `explain.worked_example`) fills in the worked example and the run's
-    speed-up numbers; without it the page says the example appears after a run."""
+    `example` (from `explain.worked_example`) puts the run's numbers on the loop's picture and
+    fills in the worked example and the run's speed-up numbers; without it the page says
+    they appear after a run."""
     steps = "\n".join(f"{i}. {_t(f'learn.steps.{i}', lang)}" for i in range(1, 6))
     show = join(
         [_t(f"learn.show.{k}", lang) for k in ("colours", "heatmap", "inspector", "whatif")], lang
     )
     sections = [
+        loop_markdown(lang, example),
         _t("learn.story.title", lang),
         _t("learn.story.easy", lang),
         _t("learn.story.hard", lang),
@@ -259,4 +274,4 @@ def learn_markdown(lang: str, example: WorkedExample | None = None) -> str:
     return "\n\n".join(sections) + "\n"
 
 
-__all__ = ["SIDES_TEX", "alpha_text", "learn_markdown", "number", "rule_table"]
+__all__ = ["SIDES_TEX", "alpha_text", "learn_markdown", "loop_markdown", "number", "rule_table"]
