@@ -235,6 +235,10 @@ def test_every_method_writes_a_file_that_loads(llama_pair):
             llama_pair, "hello", Settings(method=method, max_new_tokens=8, temperature=1.0)
         )
         assert trace_file.load_trace(trace.to_json()) == trace, method
+    assert trace.prompt == "hello"  # the prompt's text, as given
+    ids = engine.generate(llama_pair, trace.prompt_ids, Settings(max_new_tokens=2))
+    assert ids.prompt is None  # token ids: no text to keep
+    assert trace_file.load_trace(ids.to_json()).prompt is None
 
 
 def _corrupt(path: str, value):
@@ -347,7 +351,10 @@ def test_files_without_newer_optional_fields_still_load(demo_trace, demo_file):
     for t in data["tokens"]:
         for key in ("top_pi", "accept_prob", "draft_id"):
             del t[key]
+    assert data["prompt"] == QUESTION  # the file keeps what was asked
+    del data["prompt"]  # files from before it did
     loaded = trace_file.load_trace(json.dumps(data))
+    assert loaded.prompt is None
     assert loaded.extra == {} and loaded.summary.notes == []
     assert all(r.draft_ids == [] for r in loaded.rounds)
     assert loaded.tokens[0].top_pi == [] and loaded.tokens[0].draft_id is None

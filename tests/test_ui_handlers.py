@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import string
 import threading
@@ -589,6 +590,35 @@ def test_plane_follows_the_what_if_alpha(app):
     assert plane_view(page, solo, 0.5)[page.plane_fig] is None
     api = plane_api(trace.to_dict(), 0.5)
     assert len(api["points"]) == n and api["rule"] == "token_v3" and api["boundary"]
+
+
+def test_a_trace_file_restores_the_question_its_doubts_are_judged_against(app, tmp_path):
+    """A trace file keeps the prompt's text: reopening an answer to "Who is Einstein?" puts
+    that question back in the box, and the offer judges the answer against it (it read the
+    decoded chat template before, found no such question, and called the answer made up,
+    under "Who is Buzz Aldrin?" in the box). A file from before traces kept the prompt says
+    the prompt is unknown, empties the box and judges no doubt."""
+    ctx, page = app
+    question = "Who is Einstein?"
+    trace = last(run(app, question))[page.trace]
+    assert trace.prompt == question
+    path = tmp_path / "einstein.json"
+    path.write_text(trace.to_json())
+    out = open_trace(ctx, page, str(path), *MODELS, "en")
+    assert out[page.prompt] == question and out[page.asked] == question
+    offer = switch_offer(page, out[page.trace], "demo", "en", out[page.asked])
+    assert offer[page.switch_note].startswith("**Probably wrong"), offer[page.switch_note]
+    assert "Who is Albert Einstein?" in offer[page.switch_note]
+    old = trace.to_dict()
+    del old["prompt"]
+    path.write_text(json.dumps(old))
+    for lang in ("en", "zh"):
+        out = open_trace(ctx, page, str(path), *MODELS, lang)
+        assert out[page.trace].prompt is None and out[page.asked] == "" and out[page.prompt] == ""
+        n = trace.summary.new_tokens
+        assert out[page.status] == t("share.restored_trace_noprompt", lang, n=n)
+        offer = switch_offer(page, out[page.trace], "demo", lang, out[page.asked])
+        assert offer[page.switch_box]["visible"] is False
 
 
 def test_diff_view_and_its_errors(app):

@@ -285,8 +285,10 @@ class _Run:
         prompt_ids: list[int],
         sampler: Sampler | None = None,
         should_stop: Callable[[], bool] | None = None,
+        prompt_text: str | None = None,
     ):
         self.pair, self.s, self.prompt_ids = pair, settings, prompt_ids
+        self.prompt_text = prompt_text  # the trace keeps it (a reopened file shows it)
         self.method = METHOD_REGISTRY[settings.method]
         self.rule = self.method.target_rule(settings.rule)
         self.sampler = sampler or Sampler.create(
@@ -386,6 +388,7 @@ class _Run:
             rounds=self.rounds,
             summary=summary,
             extra=self.extra,
+            prompt=self.prompt_text,
         )
 
 
@@ -657,7 +660,11 @@ def stream(
     if settings is not None and not isinstance(settings, Settings):
         raise TypeError(f"settings must be a Settings; got {type(settings).__name__}")
     settings = replace(settings or Settings(), **changes).validated()
-    run = _Run(pair, settings, pair.encode(prompt, settings.chat), should_stop=should_stop)
+    text = prompt if isinstance(prompt, str) else None
+    run = _Run(
+        pair, settings, pair.encode(prompt, settings.chat), should_stop=should_stop,
+        prompt_text=text,
+    )  # fmt: skip
     return run.events(METHOD_REGISTRY[settings.method].loop(run))
 
 

@@ -321,6 +321,9 @@ class Trace:
     rounds: list[RoundRecord]
     summary: Summary
     extra: dict = field(default_factory=dict)  # method-specific (e.g. seq_cascade's draft)
+    # the prompt as it was given, before any chat template (None: given as token ids, or a
+    # file from before traces kept it): a reopened file shows what was asked
+    prompt: str | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(t) for t in self.tokens])
@@ -344,6 +347,7 @@ class Trace:
             rounds=[_round_from_dict(r) for r in data["rounds"]],
             summary=Summary(**data["summary"]),
             extra=data.get("extra", {}),
+            prompt=data.get("prompt"),
         )
 
     @classmethod

@@ -41,7 +41,10 @@ from speccascade.i18n import t
 
 def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lang="en") -> dict:
     """Restore every run panel from a trace file (the app's own download) without running a
-    model. A wrong file changes nothing but the status line."""
+    model, and the prompt box to what the run was asked: the doubts and the switch offer read
+    that question, never the one the box held before. A file from before traces kept their
+    prompt says so and leaves the box empty: its answer is judged against no question. A
+    wrong file changes nothing but the status line."""
     if not path:
         return {page.status: gr.skip()}
     models = [preset, drafter, verifier]
@@ -51,15 +54,17 @@ def open_trace(ctx: AppContext, page: Page, path, preset, drafter, verifier, lan
         bad = [i for i in trace.new_token_ids + trace.prompt_ids if not 0 <= i < pair.vocab_size]
         if bad:
             raise UserError(t("share.other_pair", lang, id=bad[0], vocab=pair.vocab_size))
-        prompt = pair.decode(trace.prompt_ids)
     except TraceFileError as e:
         log.warning("bad trace file: %s", e)
         return {page.status: t("share.bad_trace", lang, detail=str(e))}
     except (UserError, *_USER_ERRORS) as e:
         return {page.status: t("status.error", lang, message=_message(e, lang))}
-    out = _shown(ctx, page, trace, models, lang, prompt, measure=False)
+    asked = trace.prompt or ""  # "": unknown (an older file), so no doubt is judged
+    out = _shown(ctx, page, trace, models, lang, asked, measure=False)
     out.update(_run_controls(page, trace.summary, lang))  # what the restored run used
-    out[page.status] = t("share.restored_trace", lang, n=trace.summary.new_tokens)
+    out[page.prompt] = asked
+    known = "share.restored_trace" if trace.prompt else "share.restored_trace_noprompt"
+    out[page.status] = t(known, lang, n=trace.summary.new_tokens)
     return out
 
 
@@ -197,7 +202,7 @@ def wire(ctx: AppContext, page: Page):
     opened = p.upload.upload(
         _bind(open_trace, ctx, p),
         [p.upload, *p.models, p.lang],
-        [*p.run_outputs, p.share_link, *p.knobs, p.draft_policy, p.draft_threshold],
+        [*p.run_outputs, p.share_link, *p.knobs, p.draft_policy, p.draft_threshold, p.prompt],
         api_name="load_trace",
         queue=False,
     )
