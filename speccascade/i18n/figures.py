@@ -106,7 +106,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.stats.acceptance": ("acceptance rate", "接受率"),
     "fig.stats.mean_kept": ("mean kept per round", "每轮平均保留数"),
     "fig.stats.cost": ("drafter/verifier cost per call", "单次调用耗时比（起草/验证）"),
-    "fig.stats.ideal": ("ideal speed-up (docs/method.md)", "理想加速比（docs/method.md）"),
+    "fig.stats.ideal": ("ideal speed-up (see the Learn tab)", "理想加速比（见“原理”页）"),
     "fig.stats.stop": ("stop reason", "停止原因"),
     "fig.stop.eos": ("end of text", "文本结束"),
     "fig.stop.stop_string": ("stop string", "遇到停止字符串"),

@@ -266,18 +266,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "learn.example.temperature": (
         r"At temperature {temperature} the acceptance test uses the temperature-scaled laws the "
-        r"tokens are drawn from, while the rule reads the $$T = 1$$ probabilities above "
-        r"(`docs/method.md`, §7.4).",
+        r"tokens are drawn from, while the rule reads the $$T = 1$$ probabilities above.",
         r"在温度 {temperature} 下，接受检验使用的是经过温度缩放、实际用于抽样的分布，而规则"
-        r"读取的是上面 $$T = 1$$ 时的概率（见 `docs/method.md` 第 7.4 节）。",
+        r"读取的是上面 $$T = 1$$ 时的概率。",
     ),
     "learn.example.greedy": (
         r"At temperature 0 (greedy decoding) the laws the tokens are drawn from are one-hot, so "
         r"the acceptance test is all or nothing (probability 1 or 0), while the rule reads the "
-        r"$$T = 1$$ probabilities above (`docs/method.md`, §7.4 and §7.6).",
+        r"$$T = 1$$ probabilities above.",
         r"温度为 0（贪心解码）时，实际用于抽样的分布都是独热分布，所以接受检验非此即彼"
-        r"（概率不是 1 就是 0）；而规则读取的是上面 $$T = 1$$ 时的概率（见 `docs/method.md` "
-        r"第 7.4 节和第 7.6 节）。",
+        r"（概率不是 1 就是 0）；而规则读取的是上面 $$T = 1$$ 时的概率。",
     ),
     "learn.example.none_kept": ("No draft was kept in this run.", "这次运行没有保留任何草稿。"),
     "learn.example.none_deferred": (
@@ -303,7 +301,8 @@ STRINGS: dict[str, tuple[str, str]] = {
         r"verifier alone, with the γ drafter calls on top: the cascade then costs more than "
         r"decoding with the verifier alone. With acceptance rate b and c the cost of one drafter "
         r"call relative to one verifier call, the ideal speed-up over the verifier alone is "
-        r"$$\frac{1-b^{\gamma+1}}{(1-b)(1+\gamma c)}$$ (`docs/method.md`, §5, the cost model). "
+        r"$$\frac{1-b^{\gamma+1}}{(1-b)(1+\gamma c)}$$ (the expected tokens per verifier call "
+        r"over the cost of a round). "
         r"It falls below 1 when b is small: with $$\gamma = 5$$ and $$c = 0.1$$, "
         r"$$b = 0.05$$ gives about 0.7.",
         r"每一轮要调用起草模型 γ 次，再调用验证模型 1 次。规则保留大部分草稿时，一次验证调用最多"
@@ -311,7 +310,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         r"之后起草的词元就白费了，每次验证调用只能写出大约 1 个词元，和单用验证模型一样，却还多出"
         r" γ 次起草调用：这时级联比直接用验证模型解码更费时。设接受率为 b，一次起草调用相对一次"
         r"验证调用的成本为 c，则相对单用验证模型的理想加速比为 "
-        r"$$\frac{1-b^{\gamma+1}}{(1-b)(1+\gamma c)}$$（见 `docs/method.md` 第 5 节“成本模型”）。"
+        r"$$\frac{1-b^{\gamma+1}}{(1-b)(1+\gamma c)}$$（每次验证调用期望写出的词元数，除以一轮的成本）。"
         r"b 较小时它低于 1：例如 $$\gamma = 5$$、$$c = 0.1$$ 时，$$b = 0.05$$ 只能得到约 0.7。",
     ),
     "learn.slow.yours": (

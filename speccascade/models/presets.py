@@ -166,8 +166,8 @@ PRESETS: dict[str, Preset] = {
             "demo",
             DEMO_DRAFTER,
             DEMO_VERIFIER,
-            "Embedded offline pair (Q/A on WordNet + astronaut facts), trained by "
-            "scripts/train_demo_pair.py; runs on any CPU.",
+            "Embedded offline pair (Q/A on WordNet + astronaut facts), trained for this "
+            "project; runs on any CPU.",
             offline=True,
             check=_demo_missing,
             declines=tuple(DEMO_DECLINES.values()),
