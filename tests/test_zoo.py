@@ -178,3 +178,84 @@ def test_zoo_calibrates_each_rule_to_each_deferral_rate(llama_pair):
         else:  # not even the drafter end gets down to the rate: reported at the SD end
             assert m.point.alpha == alpha_at(m.rule, 0.0)
     assert z.evaluations <= evaluations_needed(len(rules), 2, 3)
+
+
+# -- "not reached", and points at one place -------------------------------------------------
+
+
+def _point(rate, accuracy, alpha=0.5):
+    from speccascade.analysis.calibrate import Point
+
+    return Point(None, alpha, 0.3, accuracy, 1.0, rate)
+
+
+def _zoo():
+    """Chow and Diff jump from 45% of drafts deferred straight to none: their 10% and 25%
+    targets are met at 0% ("at most"), which matches nothing; OPT and typical acceptance
+    land at one place; SD and block verification too."""
+    from speccascade.analysis.zoo import Matched, Zoo
+
+    matched = []
+    for rule in ("chow", "diff", "opt", "typical"):
+        for rate in (0.1, 0.25, 0.5):
+            if rule in ("chow", "diff"):
+                point = _point(0.0, 0.5, 0.9) if rate < 0.5 else _point(0.45, 0.75, 0.2)
+            else:
+                point = _point(rate * 0.9, 0.5 + rate)
+            matched.append(Matched(rule, rate, point, True))
+    refs = {"sd": _point(0.55, 1.0, None), "block": _point(0.55, 1.0, None)}
+    return Zoo((0.1, 0.25, 0.5), _point(None, 1.0, None), refs, matched, 30, 4)
+
+
+def test_a_rate_is_reached_only_near_the_target():
+    from speccascade.analysis.zoo import reaches
+
+    assert not reaches(0.0, 0.1) and not reaches(0.0, 0.25) and not reaches(None, 0.1)
+    assert reaches(0.09, 0.1) and reaches(0.06, 0.1) and reaches(0.2, 0.25)
+    assert not reaches(0.3, 0.5) and reaches(0.45, 0.5)  # a third of 50%: 33% to 67%
+    z = _zoo()
+    state = {(m.rule, m.rate): m.reached for m in z.matched}
+    assert not state["chow", 0.1] and not state["chow", 0.25] and state["chow", 0.5]
+    assert all(state["opt", r] for r in (0.1, 0.25, 0.5))
+
+
+@pytest.mark.parametrize(("lang", "no"), [("en", "not reached"), ("zh", "未达到")])
+def test_the_table_says_not_reached(lang, no):
+    from speccascade.i18n import t
+    from speccascade.views.zoo import zoo_frame
+
+    frame = zoo_frame(_zoo(), lang)
+    col = t("fig.zoo.col.met", lang)
+    rule = t("fig.zoo.col.rule", lang)
+    chow = frame[frame[rule] == t("rule.chow", lang)][col].tolist()
+    assert chow == [no, no, t("views.cal.yes", lang)]
+    assert frame[frame[rule] == t("rule.opt", lang)][col].tolist() == [t("views.cal.yes", lang)] * 3
+
+
+def test_points_at_one_place_stay_visible():
+    """No marker of the zoo's figure sits on another: places closer than a marker are
+    spread sideways; a target not reached is an open marker, and the legend says so."""
+    from speccascade.views.zoo import DODGE, NEAR_Y, dodge, zoo_figure
+
+    assert dodge([(0.5, 1.0), (0.5, 1.0), (0.2, 0.3)]) == pytest.approx([-DODGE / 2, DODGE / 2, 0])
+    assert dodge([(0.1, 0.5), (0.1, 0.9)]) == [0.0, 0.0]  # apart in y: left alone
+    fig = zoo_figure(_zoo(), "en")
+    markers = [(x, y) for d in fig.data if d.x and d.x[0] is not None for x, y in zip(d.x, d.y)]
+    for i, (x1, y1) in enumerate(markers):
+        for x2, y2 in markers[:i]:
+            assert abs(x1 - x2) >= DODGE - 1e-9 or abs(y1 - y2) >= NEAR_Y, (x1, y1, x2, y2)
+    chow = next(d for d in fig.data if d.name == "Chow")
+    first, second = chow.marker.symbol  # 0% (for 10% and 25%): open; then 45%: filled
+    assert first == second + "-open"
+    assert "target 10%: not reached" in chow.customdata[0]
+    assert any(d.name == "open marker: target not reached" for d in fig.data)
+    assert (
+        len(
+            {
+                d.marker.symbol if isinstance(d.marker.symbol, str) else d.marker.symbol[-1]
+                for d in fig.data
+                if d.name in ("Chow", "Diff", "OPT", "Typical acceptance")
+            }
+        )
+        == 4
+    )

@@ -35,17 +35,37 @@ DEFAULT_RATES = (0.1, 0.25, 0.5)
 REFERENCES = tuple(r for r in RULE_METHODS if not RULES[r].has_alpha)
 
 
+# A rule reaches a target deferral rate when the rate its calibrated parameter gave is within
+# this much of it: a third of the target, at least 5 points. Bisection stops at the largest
+# rate at most the target, and a rule whose deferrals jump (from 40% straight to none on a
+# few questions) lands far below it: "at most 10%" was then met at 0%, which matches
+# nothing. Likewise a rule whose SD end defers 30% never reaches 50%.
+RATE_TOLERANCE, RATE_TOLERANCE_SHARE = 0.05, 1 / 3
+
+
+def reaches(rate: float | None, target: float) -> bool:
+    """Whether a measured deferral rate (None: nothing drafted, 0) is the target's, within
+    RATE_TOLERANCE or RATE_TOLERANCE_SHARE of the target, whichever is larger."""
+    got = rate or 0.0
+    return abs(got - target) <= max(RATE_TOLERANCE, RATE_TOLERANCE_SHARE * target) + 1e-12
+
+
 @dataclass(frozen=True)
 class Matched:
     """One rule calibrated to one deferral rate: the most accurate parameter whose deferral
     rate is at most the target (nearest the SD end). `met` is False when even the drafter end
     defers more than that (then `point` is the SD end); rates above what the SD end itself
-    reaches are met at the SD end."""
+    reaches are met at the SD end. `reached`: the rate measured there is the target's (see
+    `reaches`), so the rule is compared at the rate the table names."""
 
     rule: str
     rate: float
     point: Point
     met: bool
+
+    @property
+    def reached(self) -> bool:
+        return self.met and reaches(self.point.deferral_rate, self.rate)
 
 
 @dataclass(frozen=True)
@@ -99,4 +119,12 @@ def zoo(
     return Zoo(tuple(sorted(rates)), verifier, refs, matched, runs, len(items))
 
 
-__all__ = ["DEFAULT_RATES", "REFERENCES", "Matched", "Zoo", "evaluations_needed", "zoo"]
+__all__ = [
+    "DEFAULT_RATES",
+    "REFERENCES",
+    "Matched",
+    "Zoo",
+    "evaluations_needed",
+    "reaches",
+    "zoo",
+]

@@ -694,7 +694,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.col.met": ("meets the target", "达到目标"),
     "views.cal.col.runs": ("evaluations", "评测次数"),
     "views.cal.yes": ("yes", "是"),
-    "views.cal.no": ("no", "否"),
+    "views.cal.no": ("not reached", "未达到"),
     # -- cost projector (app.tabs.compare) -------------------------------------------
     "views.proj.intro": (
         "**Cost projector.** Re-price the recorded runs (this tab's Compare, else the last run) "

@@ -187,7 +187,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.zoo.col.accuracy": ("key-fact accuracy", "关键事实准确率"),
     "fig.zoo.col.calls": ("verifier calls / token", "验证调用 / 词元"),
     "fig.zoo.col.time": ("time (s)", "时间（秒）"),
-    "fig.zoo.col.met": ("target met", "达到目标"),
+    "fig.zoo.col.met": ("target reached", "达到目标"),
+    "fig.zoo.target": ("target {rate}: reached", "目标 {rate}：已达到"),
+    "fig.zoo.target_missed": ("target {rate}: not reached", "目标 {rate}：未达到"),
+    "fig.zoo.open": ("open marker: target not reached", "空心标记：未达到目标"),
     # -- the fidelity audit (views.zoo) ----------------------------------------------------
     "fig.audit.title": (
         "What came out against what was promised, per position ({n} runs)",

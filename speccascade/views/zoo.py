@@ -16,6 +16,43 @@ from speccascade.i18n import t
 from speccascade.views.style import _legend_below, _pl
 
 REFERENCE_MARKERS = {"verifier": "star", "sd": "diamond", "block": "square"}
+# Each rule its own symbol; filled where it reached a target rate, open where it did not.
+RULE_SYMBOLS = (
+    "circle", "square", "diamond", "triangle-up", "pentagon", "hexagon", "triangle-down",
+    "star-triangle-up", "hourglass", "cross", "x", "bowtie",
+)  # fmt: skip
+# Points at one place, or near enough for their markers to touch (two rules at the same rate
+# and accuracy; SD and block verification often defer the same drafts), are spread sideways
+# `DODGE` of the x axis apart, so none hides another; their hover gives the rate measured.
+DODGE, NEAR_Y = 0.013, 0.03
+
+
+def dodge(places: list[tuple[float, float]], step: float = DODGE) -> list[float]:
+    """A sideways offset for each (x, y) place: places whose markers would touch (closer
+    than `step` in x and NEAR_Y in y, directly or through a chain of such neighbours) are
+    one cluster, spread `step` apart around the cluster's middle, in the order given; a
+    place alone stays where it is."""
+    cluster = list(range(len(places)))
+
+    def root(i: int) -> int:
+        while cluster[i] != i:
+            i = cluster[i]
+        return i
+
+    for i, (x1, y1) in enumerate(places):
+        for j in range(i):
+            x2, y2 = places[j]
+            if abs(x1 - x2) < step and abs(y1 - y2) < NEAR_Y:
+                cluster[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for i in range(len(places)):
+        members.setdefault(root(i), []).append(i)
+    out = [0.0] * len(places)
+    for group in members.values():
+        middle = sum(places[i][0] for i in group) / len(group)
+        for k, i in enumerate(group):
+            out[i] = middle + (k - (len(group) - 1) / 2) * step - places[i][0]
+    return out
 
 
 def _value(x: float | None, digits: int = 3) -> str:
@@ -44,7 +81,7 @@ def zoo_frame(z: Zoo, lang: str = "en") -> pd.DataFrame:
         rows.append(_zoo_row(col, label, "—", "—", p, "—", lang))
     for m in z.matched:
         param = f"{RULES[m.rule].param} = {_value(m.point.alpha)}"
-        met = t("views.cal.yes" if m.met else "views.cal.no", lang)
+        met = t("views.cal.yes" if m.reached else "views.cal.no", lang)
         rows.append(
             _zoo_row(col, _rule_label(m.rule, lang), f"{m.rate:.0%}", param, m.point, met, lang)
         )
@@ -77,43 +114,34 @@ def zoo_figure(z: Zoo, lang: str = "en") -> go.Figure:
     for x in z.rates:
         fig.add_vline(x=x, line={"dash": "dot", "color": "#adb5bd", "width": 1})
     rules = list(dict.fromkeys(m.rule for m in z.matched))
-    for i, rule in enumerate(rules):
-        pts = sorted(
-            {
-                (
-                    m.point.deferral_rate or 0.0,
-                    m.point.accuracy,
-                    m.point.alpha,
-                    m.point.calls_per_token,
-                )
-                for m in z.matched
-                if m.rule == rule
-            }  # fmt: skip
-        )
-        param = RULES[rule].param
-        fig.add_scatter(
-            x=[p[0] for p in pts],
-            y=[p[1] for p in pts],
-            mode="lines+markers",
-            name=_pl(_rule_label(rule, lang)),
-            marker={"size": 9, "color": palette[i % len(palette)]},
-            line={"width": 1.5, "color": palette[i % len(palette)]},
-            customdata=[
-                t("fig.zoo.hover", lang, param=param, value=_value(p[2]), calls=f"{p[3]:.3f}")
-                for p in pts
-            ],
-            hovertemplate="%{customdata}<br>%{x:.0%} · %{y:.2f}<extra>%{fullData.name}</extra>",
-        )
+    points = {rule: _rule_points(z, rule) for rule in rules}
     refs = [("verifier", z.verifier), *z.references.items()]
-    for name, p in refs:
+    ref_at = [(1.0 if p.deferral_rate is None else p.deferral_rate, p.accuracy) for _, p in refs]
+    places = [(p[0], p[1]) for rule in rules for p, _ in points[rule]] + ref_at
+    shifts = iter(dodge(places))
+    for i, rule in enumerate(rules):
+        shift = [next(shifts) for _ in points[rule]]
+        style = (palette[i % len(palette)], RULE_SYMBOLS[i % len(RULE_SYMBOLS)])
+        _rule_trace(fig, rule, points[rule], shift, style, lang)
+    if any(not m.reached for m in z.matched):  # what an open marker means
+        fig.add_scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=_pl(t("fig.zoo.open", lang)),
+            marker={"symbol": "circle-open", "size": 11, "color": "#495057", "line": {"width": 2}},
+            hoverinfo="skip",
+        )
+    for (name, _), (x, y) in zip(refs, ref_at):
         label = t("method.verifier", lang) if name == "verifier" else _rule_label(name, lang)
         fig.add_scatter(
-            x=[1.0 if p.deferral_rate is None else p.deferral_rate],
-            y=[p.accuracy],
+            x=[x + next(shifts)],
+            y=[y],
             mode="markers",
             name=_pl(label),
             marker={"size": 13, "symbol": REFERENCE_MARKERS[name], "color": "#343a40"},
-            hovertemplate=f"{_pl(label)}<br>%{{x:.0%}} · %{{y:.2f}}<extra></extra>",
+            customdata=[f"{x:.0%} · {y:.2f}"],
+            hovertemplate=f"{_pl(label)}<br>%{{customdata}}<extra></extra>",
         )
     fig.update_layout(
         title={
@@ -141,6 +169,54 @@ def zoo_figure(z: Zoo, lang: str = "en") -> go.Figure:
     )
     _legend_below(fig)
     return fig
+
+
+def _rule_points(z: Zoo, rule: str) -> list[tuple[tuple, list]]:
+    """A rule's calibrated points, by deferral rate: ((rate, accuracy, parameter, calls),
+    the targets that landed there)."""
+    at: dict[tuple, list] = {}
+    for m in z.matched:
+        if m.rule == rule:
+            p = m.point
+            key = (p.deferral_rate or 0.0, p.accuracy, p.alpha, p.calls_per_token)
+            at.setdefault(key, []).append(m)
+    return sorted(at.items())
+
+
+def _rule_trace(fig: go.Figure, rule: str, points, shift, style, lang: str) -> None:
+    """One rule's points, a line through them, each moved sideways by its `shift` (dodge):
+    filled where it reached a target rate, open where it reached none of the targets it was
+    calibrated for; the hover says which target, and the rate measured."""
+    colour, symbol = style
+    reached = [any(m.reached for m in ms) for _, ms in points]
+    hover = []
+    for (rate, accuracy, value, calls), ms in points:
+        head = t("fig.zoo.hover", lang, param=RULES[rule].param, value=_value(value),
+                 calls=f"{calls:.3f}")  # fmt: skip
+        targets = [
+            t("fig.zoo.target" if m.reached else "fig.zoo.target_missed", lang,
+              rate=f"{m.rate:.0%}")
+            for m in ms
+        ]  # fmt: skip
+        hover.append("<br>".join([head, *targets, f"{rate:.0%} · {accuracy:.2f}"]))
+    fig.add_scatter(
+        x=[p[0] + dx for (p, _), dx in zip(points, shift)],
+        y=[p[1] for p, _ in points],
+        mode="lines+markers",
+        name=_pl(_rule_label(rule, lang)),
+        marker={
+            "size": 11,
+            "color": colour,
+            "symbol": [symbol if ok else f"{symbol}-open" for ok in reached],
+            "line": {
+                "width": [1 if ok else 2.5 for ok in reached],
+                "color": ["#ffffff" if ok else colour for ok in reached],
+            },
+        },  # fmt: skip
+        line={"width": 1.5, "color": colour},
+        customdata=hover,
+        hovertemplate="%{customdata}<extra>%{fullData.name}</extra>",
+    )
 
 
 def zoo_markdown(z: Zoo, lang: str = "en") -> str:
