@@ -266,6 +266,22 @@ def test_verdict_explains_a_slower_run():
     assert "larger α" not in advice and "speculative cascade" in advice
 
 
+def test_the_verdict_flags_an_answer_that_repeats_itself():
+    """An answer that loops (SmolLM2: "A lone soul, a lone soul, …") gets a note above the
+    verdict, in the page's language, naming the phrase; a real answer gets none."""
+    from speccascade.core.engine import generate
+    from speccascade.models.presets import load_preset
+
+    trace = generate(load_preset("demo"), EASY, APP_DEFAULTS)
+    assert "repeats itself" not in verdict_text(trace, None, "en")
+    looped = replace(trace, text=" A lone soul," + " a lone soul," * 9)
+    en, zh = (verdict_text(looped, None, lang) for lang in ("en", "zh"))
+    assert en.startswith("**This answer repeats itself:** 100% of it")
+    assert "“a lone soul”, 10 times" in en
+    assert en.endswith(verdict_text(trace, None, "en"))  # the verdict follows the note
+    assert zh.startswith("**这个回答在重复自己：**") and "连说 10 次" in zh
+
+
 def test_the_verdict_is_the_same_for_the_same_run():
     """The speed clause prices the run's recorded calls at one measured profile, so identical
     runs get identical verdicts (two wall clocks on a shared machine said 2.2x faster, then

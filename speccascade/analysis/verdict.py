@@ -4,6 +4,8 @@ reader's language."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 from speccascade.analysis.evalsets import Example, taught
@@ -167,3 +169,88 @@ def doubt(preset, question: str, text: str, stop_reason: str = "eos") -> Doubt |
     if finished and not any(x.correct(text) for x in items):
         return Doubt("wrong", items)
     return None
+
+
+# -- an answer that repeats itself ------------------------------------------------------------
+
+# A looping answer ("A lone soul, a lone soul, a lone soul, …", SmolLM2-135M) is flagged when
+# at least this share of its words lie inside a 4-word phrase said more than once; natural
+# answers stay far below (a fact named twice covers a few words, not half the answer).
+REPEAT_N = 4
+REPEAT_SHARE = 0.5
+REPEAT_MIN_UNITS = 12  # shorter answers are not judged: too few words to call a loop
+
+# The units an answer is counted in: a word (letters and digits, any case) or one CJK
+# character (Chinese has no spaces; a looping Chinese answer repeats characters).
+_UNITS = re.compile(r"[\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
+_CJK = re.compile(r"[\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """An answer that repeats itself: `share` of its units (words, or CJK characters) lie in
+    a phrase of REPEAT_N units said more than once; `phrase` is the shortest stretch the
+    loop repeats, said `times` times in a row at most."""
+
+    share: float
+    phrase: str
+    times: int
+    units: int
+
+
+def units(text: str) -> list[str]:
+    """The answer's words (lowercased) and CJK characters, punctuation dropped."""
+    return [u.lower() for u in _UNITS.findall(text)]
+
+
+def repeated_share(items: list[str], n: int = REPEAT_N) -> float:
+    """The share of `items` covered by an n-gram that occurs more than once (0 if fewer
+    than n items)."""
+    if len(items) < n:
+        return 0.0
+    grams = [tuple(items[i : i + n]) for i in range(len(items) - n + 1)]
+    counts = Counter(grams)
+    covered = [False] * len(items)
+    for i, gram in enumerate(grams):
+        if counts[gram] > 1:
+            covered[i : i + n] = [True] * n
+    return sum(covered) / len(items)
+
+
+def _loop(items: list[str]) -> tuple[list[str], int]:
+    """The loop's phrase: the shortest period p that the answer follows at the most places
+    (items[i] == items[i + p], within a tenth of the best period's count), the first run
+    of it, and how many times in a row it is said there."""
+    half = len(items) // 2
+    matches = {
+        p: sum(items[i] == items[i + p] for i in range(len(items) - p)) for p in range(1, half + 1)
+    }
+    best = max(matches.values())
+    period = min(p for p, m in matches.items() if m >= 0.9 * best)
+    start = next(
+        (
+            i
+            for i in range(len(items) - 2 * period + 1)
+            if items[i : i + period] == items[i + period : i + 2 * period]
+        ),
+        0,
+    )
+    phrase = items[start : start + period]
+    times, i = 0, start
+    while items[i : i + period] == phrase:
+        times, i = times + 1, i + period
+    return phrase, times
+
+
+def repetition(text: str) -> Repetition | None:
+    """A Repetition where `text` repeats itself (REPEAT_SHARE of it or more in repeated
+    phrases, REPEAT_MIN_UNITS units at least), else None. Pure: the page words it."""
+    items = units(text)
+    if len(items) < REPEAT_MIN_UNITS:
+        return None
+    share = repeated_share(items)
+    if share < REPEAT_SHARE:
+        return None
+    phrase, times = _loop(items)
+    glue = "" if all(_CJK.fullmatch(u) for u in phrase) else " "
+    return Repetition(share=share, phrase=glue.join(phrase), times=times, units=len(items))

@@ -370,6 +370,21 @@ STRINGS: dict[str, tuple[str, str]] = {
         "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍。",
     ),
     "verdict.stopped": ("Stopped early. ", "已提前停止。"),
+    # an answer that repeats itself (analysis.verdict.repetition), above the verdict
+    "verdict.repeats": (
+        "**This answer repeats itself:** {share:.0%} of it is phrases it says again "
+        "(“{phrase}”, {times} times in a row). Small models can fall into a loop like this; "
+        "what comes after the first time adds nothing.",
+        "**这个回答在重复自己：**其中 {share:.0%} 的内容是反复说的短语（“{phrase}”，连说 "
+        "{times} 次）。小模型可能陷入这样的循环；第一遍之后的内容没有新信息。",
+    ),
+    "verdict.repeats_apart": (
+        "**This answer repeats itself:** {share:.0%} of it is phrases it says again "
+        "(“{phrase}” and more). Small models can fall into a loop like this; what comes "
+        "after the first time adds nothing.",
+        "**这个回答在重复自己：**其中 {share:.0%} 的内容是反复说的短语（例如“{phrase}”）。"
+        "小模型可能陷入这样的循环；第一遍之后的内容没有新信息。",
+    ),
     # -- what-if --------------------------------------------------------------------------
     "whatif.none": (
         "Run first; then move α to see what the rule would change.",

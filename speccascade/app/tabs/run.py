@@ -13,7 +13,7 @@ import pandas as pd
 from speccascade.analysis.evalsets import taught_count
 from speccascade.analysis.explain import worked_example
 from speccascade.analysis.project.profiles import CostModel
-from speccascade.analysis.verdict import doubt, verdict
+from speccascade.analysis.verdict import doubt, repetition, verdict
 from speccascade.app.components import Page
 from speccascade.app.context import (
     _USER_ERRORS,
@@ -46,7 +46,7 @@ from speccascade.i18n import join, lang_of, method_label, t
 from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.heatmap import heatmap, inspector
 from speccascade.views.learn import learn_markdown
-from speccascade.views.style import rule_for
+from speccascade.views.style import _short, rule_for
 from speccascade.views.timeline import drafting, drafting_note, stats_frame, timeline
 from speccascade.views.tokens import legend_html, token_html
 
@@ -57,11 +57,23 @@ def empty_stats(lang: str) -> pd.DataFrame:
     return pd.DataFrame([["—", t("stats.empty", lang)]], columns=columns)
 
 
+def repeats_note(text: str, lang: str) -> str:
+    """Where the answer repeats itself (analysis.verdict.repetition: "A lone soul, a lone
+    soul, …"), a paragraph saying so, with the phrase it loops on; else nothing."""
+    loop = repetition(text)
+    if loop is None:
+        return ""
+    phrase = _short(loop.phrase, 48)
+    key = "verdict.repeats" if loop.times > 1 else "verdict.repeats_apart"
+    return t(key, lang, share=loop.share, phrase=phrase, times=loop.times) + "\n\n"
+
+
 def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
     """One plain sentence: what was kept, what the verifier did, and the speed against the
-    verifier alone, both priced at `cost` (with the reason and what to try when slower)."""
+    verifier alone, both priced at `cost` (with the reason and what to try when slower);
+    after a note on an answer that repeats itself, where it does."""
     v = verdict(trace, cost)
-    stopped = t("verdict.stopped", lang) if v.stopped else ""
+    stopped = repeats_note(trace.text, lang) + (t("verdict.stopped", lang) if v.stopped else "")
     if v.method == "verifier":
         return stopped + t("verdict.yardstick", lang, tokens=v.tokens, s=v.wall_s)
     if v.drafts:
