@@ -569,6 +569,13 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Restored a run of {n} tokens from the file (no model ran; the verdict's speed is the file's own).",
         "已从文件恢复 {n} 个词元的运行（未运行模型；结论中的速度来自文件本身）。",
     ),
+    "share.restored_trace_noprompt": (
+        "Restored a run of {n} tokens from the file (no model ran). The file does not say what "
+        "was asked (an older version wrote it), so the prompt is unknown and the answer is not "
+        "checked against any question.",
+        "已从文件恢复 {n} 个词元的运行（未运行模型）。这个文件没有记录当时的提问（由旧版本写出），"
+        "因此提示词未知，也不会拿回答去对照任何问题。",
+    ),
     "share.other_pair": (
         "this trace has token id {id}, outside this pair's vocabulary of {vocab}: choose the pair that wrote it",
         "该运行记录含词元编号 {id}，超出当前模型组合的词表大小 {vocab}：请选择生成它的模型组合",
@@ -633,13 +640,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "views.cal.min_share": (
         "At least this share of the verifier's accuracy (0: no floor)",
         "至少达到验证模型准确率的比例（0：不限）",
-    ),
-    "share.restored_trace_noprompt": (
-        "Restored a run of {n} tokens from the file (no model ran). The file does not say what "
-        "was asked (an older version wrote it), so the prompt is unknown and the answer is not "
-        "checked against any question.",
-        "已从文件恢复 {n} 个词元的运行（未运行模型）。这个文件没有记录当时的提问（由旧版本写出），"
-        "因此提示词未知，也不会拿回答去对照任何问题。",
     ),
     "views.cal.rules": ("Rules", "规则"),
     "views.cal.run": ("Calibrate", "开始校准"),
