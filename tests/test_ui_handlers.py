@@ -345,6 +345,18 @@ def test_sweep_at_its_defaults_fits_the_budget(app):
     assert out[page.sweep_table]["method"].str.contains("TokenV3").any()
 
 
+def test_the_sweeps_progress_speaks_in_method_names():
+    """The progress bar names the job about to run as the page names methods, never by its
+    internal id ('spec_cascade/token_v3 alpha=0.725')."""
+    from speccascade.app.tabs.sweep import sweep_progress
+
+    en = sweep_progress("spec_cascade/token_v3", 0.725, "en")
+    assert en == "speculative cascade · TokenV3, α = 0.725"
+    assert sweep_progress("lossy_speculative", -0.5, "zh") == "有损投机解码，α = −0.5"
+    assert sweep_progress(None, None, "en") == "drawing the curves"
+    assert sweep_progress(None, None, "zh") == "正在绘制曲线"
+
+
 def test_localize_zh_leaves_no_english(app):
     ctx, page = app
     out = localize(ctx, page, "zh-CN", "spec_cascade", "token_v3", 0.5)

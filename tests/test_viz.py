@@ -246,6 +246,56 @@ def test_quality_latency_frontier_is_monotone():
     assert titled.layout.yaxis.title.text == "key facts"
 
 
+def _sweep_points(methods: int, alphas: int) -> pd.DataFrame:
+    """A crowded sweep: every method's points at nearly the same costs and qualities."""
+    rows = [{"method": "verifier", "alpha": None, "relative_latency": 1.0, "quality": 1.0}]
+    names = ["spec_cascade/token_v3", "lossy_speculative", "bild", "spec_cascade/chow"]
+    names += ["spec_cascade/diff", "spec_cascade/opt", "spec_cascade/token_v1"][: methods - 4]
+    for k, method in enumerate(names[:methods]):
+        for j in range(alphas):
+            a = j / (alphas - 1)
+            quality = 1.0 if a < 0.5 else 0.75 if a < 0.9 else 0.5
+            rows.append(
+                {
+                    "method": method,
+                    "alpha": round(a, 2),
+                    "relative_latency": round(1.3 - a + 0.02 * k, 3),
+                    "quality": quality,
+                }
+            )
+    return pd.DataFrame(rows)  # fmt: skip
+
+
+@pytest.mark.parametrize(("methods", "alphas"), [(1, 6), (4, 6), (7, 6), (7, 11)])
+def test_the_sweeps_alpha_labels_never_overlap(methods, alphas):
+    """Every method's α labels are placed together, for a phone's plot (its legend takes a
+    row per method out of the height): none overlaps another or a marker; a label with no
+    free place nearby is left out (the hover names every point's α). A lone method's labels
+    all fit."""
+    from speccascade.views.compare import QL_OFFSETS, QL_Y, _LabelPlacer
+
+    fig = quality_latency(_sweep_points(methods, alphas), lang="en")
+    notes = [a for a in fig.layout.annotations if a.name == "alpha"]
+    assert all(a.text.startswith("α=") for a in notes)
+    assert bool(notes) is (alphas <= 8)  # more points than that: the hover names them
+    x0, x1 = fig.layout.xaxis.range
+    rows = sum(1 for d in fig.data if d.showlegend is not False)
+    height = min(240.0, 440 - 90 - 20 * rows)
+    placer = _LabelPlacer(x0, x1, *QL_Y, [], size=(260.0, height), offsets=QL_OFFSETS)
+    boxes = []
+    for a in notes:
+        px, py = placer._px(a.x, a.y)
+        boxes.append(placer._box(px, py - a.ay, placer._width(a.text), 15, a.xanchor))
+    markers = [placer._box(*placer._px(x, y), 16, 16, "center") for d in fig.data
+               if d.mode == "markers" and d.x[0] is not None for x, y in zip(d.x, d.y)]  # fmt: skip
+    for i, box in enumerate(boxes):
+        assert not any(_LabelPlacer._overlap(box, other) for other in boxes[:i] + markers)
+    if methods == 1:
+        assert len(notes) == alphas  # nothing in the way
+    zh = quality_latency(_sweep_points(methods, alphas), lang="zh")
+    assert len([a for a in zh.layout.annotations if a.name == "alpha"]) == len(notes)
+
+
 def test_compare_times_each_method_by_the_median_of_interleaved_rounds(llama_pair):
     """rounds=3: every method runs three times, interleaved (the verifier, the others, then
     again), each row's time is the median of its runs and its tokens are the first run's; a
@@ -278,6 +328,7 @@ def test_compare_and_sweep_figures(llama_pair):
     fig = speed_quality(table)
     assert {d.meta["method"] for d in fig.data if d.meta} == set(table.method)
     assert "agreement" in fig.layout.yaxis.title.text  # no key facts for a free prompt
+    calls = []
     points = sweep(
         p,
         [("hello", None)],
@@ -285,7 +336,15 @@ def test_compare_and_sweep_figures(llama_pair):
         n_alpha=3,
         max_new_tokens=6,
         temperature=0,
+        progress=lambda *args: calls.append(args),
     )
+    # progress is data (the app words it): the job about to run, then the end
+    assert calls == [
+        (0.0, "spec_cascade/diff", -1.0),
+        (1 / 3, "spec_cascade/diff", 0.0),
+        (2 / 3, "spec_cascade/diff", 1.0),
+        (1.0, None, None),
+    ]
     assert list(points.method) == ["verifier"] + ["spec_cascade/diff"] * 3
     assert points.alpha.tolist()[1:] == [-1.0, 0.0, 1.0]
     assert points.quality.iloc[1] == 1.0  # alpha = -1 is SD: greedy equals the verifier

@@ -140,7 +140,7 @@ def sweep(
     prompts: Sequence[tuple[str, str | None]],
     variants: Sequence[Variant],
     n_alpha: int = 6,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str | None, float | None], None] | None = None,
     extra: Sequence[tuple[Variant, float]] = (),
     settings: Settings | None = None,
     facts: Sequence[Sequence[str]] | None = None,
@@ -153,7 +153,9 @@ def sweep(
     prompt where there is none. Latency is relative to the verifier alone on the same prompts.
     With `facts` (one tuple of key facts per prompt) quality is key-fact accuracy instead: the
     share of answers that state all their facts, whatever the wording.
-    Runs use `settings` with `changes`; each job sets the method, rule and alpha."""
+    Runs use `settings` with `changes`; each job sets the method, rule and alpha.
+    `progress(fraction done, variant label, alpha)` is called before each job, and with
+    (1.0, None, None) at the end: data, which the caller words for its readers."""
     common = replace(settings or Settings(), **changes)
     verifier = [
         generate(pair, p, Variant("verifier").settings(common, alpha=None)) for p, _ in prompts
@@ -181,7 +183,7 @@ def sweep(
     ]
     for k, (v, alpha) in enumerate(jobs):
         if progress:
-            progress(k / len(jobs), f"{v.label} alpha={alpha:g}")
+            progress(k / len(jobs), v.label, alpha)
         traces = [generate(pair, p, v.settings(common, alpha=alpha)) for p, _ in prompts]
         drafted = sum(t.summary.drafted for t in traces)
         rows.append(
@@ -198,7 +200,7 @@ def sweep(
             }
         )
     if progress:
-        progress(1.0, "done")
+        progress(1.0, None, None)
     return pd.DataFrame(rows)
 
 

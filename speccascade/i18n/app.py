@@ -266,6 +266,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "sweep.cut.variants": ("{before} → {after} methods", "方法数 {before} → {after}"),
     "sweep.cut.prompts": ("{before} → {after} questions", "问题数 {before} → {after}"),
+    "sweep.progress": ("{method}, α = {alpha}", "{method}，α = {alpha}"),
+    "sweep.progress.done": ("drawing the curves", "正在绘制曲线"),
     "sweep.done": (
         "{runs} runs; questions: {prompts}; quality is {quality}.",
         "共运行 {runs} 次；问题数：{prompts}；质量指标为{quality}。",

@@ -197,8 +197,21 @@ class _LabelPlacer:
     W, H, NEAR = 480.0, 300.0, 20.0
     OFFSETS = (20.0, -20.0, 38.0, -38.0, 56.0, -56.0, 74.0, -74.0, 92.0, -92.0)
 
-    def __init__(self, x0: float, x1: float, y0: float, y1: float, points: list[tuple]):
+    def __init__(
+        self,
+        x0: float,
+        x1: float,
+        y0: float,
+        y1: float,
+        points: list[tuple],
+        size: tuple[float, float] | None = None,
+        offsets: tuple[float, ...] | None = None,
+    ):
         self.x0, self.x1, self.y0, self.y1 = x0, x1, y0, y1
+        if size is not None:
+            self.W, self.H = size
+        if offsets is not None:
+            self.OFFSETS = offsets
         self.boxes = [self._box(*self._px(x, y), 16, 16, "center") for x, y in points]
 
     def _px(self, x: float, y: float) -> tuple[float, float]:
@@ -226,8 +239,10 @@ class _LabelPlacer:
         px, py = self._px(x, y)
         self.boxes.append((px - self._width(text), py - 15, px, py))
 
-    def place(self, x: float, y: float, text: str) -> tuple[float, str]:
-        """(pixels up from the point, xanchor) for this label; remembers its box."""
+    def place(self, x: float, y: float, text: str, strict: bool = False):
+        """(pixels up from the point, xanchor) for this label; remembers its box. With
+        `strict`, None where no offset is free of every other label and marker (the label is
+        left out) rather than the first offset inside the plot."""
         px, py = self._px(x, y)
         w = self._width(text)
         anchor = "center"
@@ -245,6 +260,8 @@ class _LabelPlacer:
                 return dy, anchor
             if fallback is None and inside:
                 fallback = (dy, box)
+        if strict:
+            return None
         dy, box = fallback or (self.OFFSETS[0], self._box(px, py + 20, w, 15, anchor))
         self.boxes.append(box)
         return dy, anchor
@@ -291,6 +308,65 @@ def alpha_labels(
     return labels
 
 
+# The sweep's y range, and the plot area its labels are placed for: a phone's (its x axis is
+# about 280 px wide): wider screens only spread the labels further apart.
+QL_Y = (-0.05, 1.12)
+QL_HEIGHT = 440
+QL_PLOT = (260.0, 240.0)
+# Below the plot, a phone's legend takes a row per entry (about 20 px) out of the figure's
+# height, besides the title and the axis title (about 90 px): the labels are placed for the
+# plot height left.
+LEGEND_ROW, QL_CHROME = 20.0, 90.0
+# Labels sit just above or below their point (a long leader line across other methods'
+# points read as a forest); one that fits nowhere near is left out.
+QL_OFFSETS = (18.0, -18.0, 32.0, -32.0)
+
+
+def _alpha_annotations(fig: go.Figure, labels: list, points: pd.DataFrame, x: str, current):
+    """Every method's α labels as annotations, placed together (views the label placer):
+    each beside its point where it overlaps no other label and no marker, else left out
+    (the point's hover still names its α). Returns the x range they were placed for."""
+    values = [v for v in pd.to_numeric(points[x], errors="coerce").dropna()]
+    if current is not None and _num(current.get(x)) is not None:
+        values.append(float(current[x]))
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    pad = 0.08 * (hi - lo) if hi > lo else 0.1 * max(abs(lo), 1.0)
+    x0, x1 = lo - pad, hi + pad
+    markers = [
+        (float(a), float(b))
+        for a, b in zip(pd.to_numeric(points[x], errors="coerce"), points["quality"])
+        if _num(a) is not None and _num(b) is not None
+    ]
+    entries = sum(1 for d in fig.data if d.showlegend is not False)
+    height = min(QL_PLOT[1], QL_HEIGHT - QL_CHROME - LEGEND_ROW * entries)
+    placer = _LabelPlacer(x0, x1, *QL_Y, markers, size=(QL_PLOT[0], height), offsets=QL_OFFSETS)
+    for px, py, text, colour in labels:
+        spot = placer.place(px, py, text, strict=True)
+        if spot is None:
+            continue
+        dy, xanchor = spot
+        fig.add_annotation(
+            x=px,
+            y=py,
+            ax=0,
+            ay=-dy,
+            xanchor=xanchor,
+            text=_pl(text),
+            showarrow=True,  # places the text at (ax, ay); hidden when the label is close
+            arrowhead=0,
+            arrowwidth=1,
+            arrowcolor=colour if abs(dy) > _LabelPlacer.NEAR else "rgba(0,0,0,0)",
+            standoff=6,
+            font={"size": 10, "color": colour},
+            bgcolor="rgba(255,255,255,0.75)",
+            borderpad=1,
+            name="alpha",
+        )
+    return [x0, x1]
+
+
 def quality_latency(
     points: pd.DataFrame,
     current: dict | None = None,
@@ -307,6 +383,7 @@ def quality_latency(
     qshort = t("fig.ql.quality_short", lang)
     xs = pd.to_numeric(points[x], errors="coerce").dropna()
     span = float(xs.max() - xs.min()) if len(xs) else 0.0
+    labels = []  # (x, y, text, colour) of every method's α labels, placed at the end
     for k, (method, group) in enumerate(points.groupby("method", sort=False)):
         colour = DISTINCT_COLOURS[k % len(DISTINCT_COLOURS)]
         name = _pl(variant_label(str(method), lang))
@@ -327,15 +404,16 @@ def quality_latency(
                 line={"color": colour, "width": 2},
                 hoverinfo="skip",
             )
+        named = alpha_labels(
+            [gx[i] for i in keep], [gy[i] for i in keep], [alphas[i] for i in keep], span
+        )
+        if len(keep) <= 8:
+            labels += [(gx[i], gy[i], text, colour) for i, text in zip(keep, named) if text]
         fig.add_scatter(
             x=[gx[i] for i in keep],
             y=[gy[i] for i in keep],
-            mode="markers+text" if len(keep) <= 8 else "markers",
-            text=alpha_labels(
-                [gx[i] for i in keep], [gy[i] for i in keep], [alphas[i] for i in keep], span
-            ),  # fmt: skip
-            textposition="top center",
-            textfont={"size": 9, "color": colour},
+            mode="markers",
+            text=named,
             name=name,
             legendgroup=str(method),
             marker={"color": colour, "size": 9, "line": {"width": 1, "color": "#fff"}},
@@ -354,11 +432,12 @@ def quality_latency(
             name=current_label or t("fig.ql.current", lang),
             marker={"symbol": "x", "size": 14, "color": "black"},
         )
+    x_range = _alpha_annotations(fig, labels, points, x, current)
     fig.update_layout(
         title={"text": t("fig.ql.title", lang), "x": 0.01, "xanchor": "left"},
-        xaxis={"title": {"text": xlabel}, "automargin": True},
-        yaxis={"title": {"text": qlabel}, "automargin": True, "range": [-0.05, 1.12]},
-        height=440,
+        xaxis={"title": {"text": xlabel}, "automargin": True, "range": x_range},
+        yaxis={"title": {"text": qlabel}, "automargin": True, "range": list(QL_Y)},
+        height=QL_HEIGHT,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )
     _legend_below(fig)

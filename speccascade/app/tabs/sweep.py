@@ -133,7 +133,7 @@ def run_sweep(
         list(plan.prompts),
         list(plan.variants),
         n_alpha=plan.n_alpha,
-        progress=lambda f, d: progress(f, desc=d),
+        progress=lambda f, label, a: progress(f, desc=sweep_progress(label, a, lang)),
         extra=[current],
         settings=settings,
         facts=facts,
@@ -167,6 +167,17 @@ def run_sweep(
         ),
         page.sweep_table: sweep_view(table, lang),
     }
+
+
+def sweep_progress(label: str | None, alpha: float | None, lang: str) -> str:
+    """The progress bar's words for the job about to run: the method by its name and its α
+    ('speculative cascade · TokenV3, α = 0.725'), or that the sweep is done."""
+    if label is None:
+        return t("sweep.progress.done", lang)
+    name = variant_label(label, lang)
+    if alpha is None:
+        return name
+    return t("sweep.progress", lang, method=name, alpha=f"{alpha:g}".replace("-", "−"))
 
 
 def sweep_view(table: pd.DataFrame, lang: str) -> pd.DataFrame:
