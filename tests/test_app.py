@@ -114,8 +114,14 @@ def test_run_returns_text_trace_and_figures(client):
     trace = out["trace"]
     assert out["tokens"].count('class="sc-tok ') == len(trace["tokens"]) > 0
     assert "astronaut" in trace["text"].lower()
-    for fig in (out["heat"], out["timeline"], out["inspector"]):
+    for fig, name in ((out["heat"], "heatmap"), (out["timeline"], "timeline"),
+                      (out["inspector"], "inspector")):  # fmt: skip
         assert fig["type"] == "plotly" and '"data"' in fig["plot"]
+        # the browser's download (the toolbar's camera) is a slide-sized PNG
+        png = json.loads(fig["plot"])["config"]["toImageButtonOptions"]
+        assert png == {"format": "png", "width": 1920, "height": 1080, "scale": 1,
+                       "filename": f"speccascade-{name}"}  # fmt: skip
+    assert "sc-loop" in out["learn"]  # the Learn tab opens with the loop's picture
     assert trace["summary"]["method"] == "spec_cascade" and trace["summary"]["rule"] == "token_v3"
     assert out["status"].startswith("Done:")
     assert "verifier ran" in out["verdict"]
