@@ -162,6 +162,15 @@ def test_desktop_story_tokens_and_compare(url, browser):
                    return [...new Set(ids.filter((id, i) => id && ids.indexOf(id) !== i))]; }"""
     )
     assert not repeated, repeated
+    # the scene buttons look like buttons: a border, round corners, a fill of their own (in
+    # the story's Group, Gradio drew them flat in its grey: they read as plain text)
+    looks = page.evaluate(
+        """() => [...document.querySelectorAll('.sc-scenes button')].map(b => {
+          const s = getComputedStyle(b), g = getComputedStyle(b.closest('.sc-story'));
+          return [parseFloat(s.borderTopWidth), parseFloat(s.borderTopLeftRadius),
+                  s.backgroundColor !== g.backgroundColor]; })"""
+    )
+    assert len(looks) >= 4 and all(w >= 1 and r > 0 and own for w, r, own in looks), looks
 
     captions = {key: play(page, key) for key in SCENES[:2]}
     shot(page, "story-2-en.png")
@@ -178,7 +187,7 @@ def test_desktop_story_tokens_and_compare(url, browser):
     curve = page.evaluate(
         """() => {
         const fig = document.querySelector('#story-fig');
-        const boxes = [...fig.querySelectorAll('.scatterlayer .textpoint text')]
+        const boxes = [...fig.querySelectorAll('.annotation .annotation-text-g')]
           .filter(e => e.textContent).map(e => e.getBoundingClientRect());
         const hit = boxes.some((a, i) => boxes.slice(i + 1).some(b => a.left < b.right &&
           b.left < a.right && a.top < b.bottom && b.top < a.bottom));
@@ -237,7 +246,23 @@ def test_desktop_story_tokens_and_compare(url, browser):
         timeout=10_000,
     )
     wait_text(page, "#status", "Done", timeout=60_000)
+    # the Learn tab opens with the loop's picture, the wide one here, with the run's numbers
+    page.get_by_role("tab", name="Learn").click()
+    assert_loop_picture(page, "wide", "tokens drafted")
     page.close()
+
+
+def assert_loop_picture(page, kind: str, words: str) -> None:
+    """The Learn tab's loop: the `kind` layout shown and drawn (the other hidden), its alt
+    text holding `words`."""
+    page.wait_for_selector(f"#learn .sc-loop-{kind}", state="visible", timeout=30_000)
+    other = "tall" if kind == "wide" else "wide"
+    assert not page.locator(f"#learn .sc-loop-{other}").is_visible()
+    img = page.locator(f"#learn .sc-loop-{kind}")
+    assert img.evaluate("e => e.complete && e.naturalWidth > 0")
+    assert words in img.get_attribute("alt")
+    box = img.bounding_box()
+    assert box["width"] <= page.viewport_size["width"] and box["height"] > 100, box
 
 
 def _streaming_long_run(browser, url):
@@ -358,6 +383,8 @@ def test_chinese_page_has_no_english_ui_left(url, browser, viewport, name):
     assert_fits(page, f"{name} after a run", first_screen=False)
     for tab in ("检视", "比较", "α 扫描", "原理", "运行"):
         page.get_by_role("tab", name=tab).click()
+        if tab == "原理":  # the loop's picture: a column on a phone, a row on a desktop
+            assert_loop_picture(page, "tall" if viewport == PHONE else "wide", "共起草")
         text = page.evaluate(VISIBLE_TEXT)
         prose = re.sub(ALLOWED, "", text)
         latin = [m for m in re.finditer(r"[A-Za-z][A-Za-z'\-]{3,}", prose)]
