@@ -165,13 +165,29 @@ def _doubt_line(args: argparse.Namespace, prompt: str, trace) -> str:
     d = doubt(preset, prompt, trace.text, trace.summary.stop_reason)
     if d is None:
         return ""
-    other = f" (try --preset {preset.switch_to})" if preset.switch_to else ""
+    other = _other_pair(preset)
     if d.kind == "declined":
         return f"note: the pair declined: the question is outside what it knows{other}"
     if d.kind == "unknown":
         return f"note: probably made up: the pair was never taught what this asks about{other}"
     taught = "; ".join(f"{x.question!r} -> {(x.short or x.answer)!r}" for x in d.taught)
     return f"note: probably wrong: the pair was taught {taught}{other}"
+
+
+def _other_pair(preset) -> str:
+    """Where a doubt line points: the pair the page would offer here (a hub pair where the
+    hub answers or its models are cached, else the offline pair where installed), or what
+    is missing for any (this is the operator's side: the commands are shown)."""
+    from speccascade.models import hub
+    from speccascade.models.presets import switch_target, why_no_target
+
+    if not preset.switch_to:
+        return ""
+    hub_up = hub.PROBE.wait(timeout=5.0)
+    target = switch_target(preset, hub_up)
+    if target is not None:
+        return f" (try --preset {target.preset.name})"
+    return f" (no general pair is set up here: {why_no_target(preset, hub_up)})"
 
 
 def cmd_show(args: argparse.Namespace) -> int:

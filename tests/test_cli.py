@@ -97,12 +97,32 @@ def test_generate_with_a_draft_policy(capsys):
     assert re.search(r"draft windows +confidence: mean [\d.]+, \d+ drafter forwards", out)
 
 
-def test_generate_says_what_the_page_says_under_a_doubtful_answer(capsys):
-    """The demo pair's answer gets the page's doubt (analysis.verdict.doubt) as a last line;
-    a right answer, and a pair given by folders, get none."""
+def test_generate_says_what_the_page_says_under_a_doubtful_answer(capsys, monkeypatch):
+    """The demo pair's answer gets the page's doubt (analysis.verdict.doubt) as a last line,
+    pointing where the page's offer would (the hub pair where the hub answers, else the
+    offline pair where installed, else what is missing, with the commands: the CLI is the
+    operator's); a right answer, and a pair given by folders, get none."""
+    from dataclasses import replace
+
+    from speccascade.models import hub
+    from speccascade.models.presets import PRESETS
+
+    offline = PRESETS["smollm2-135m-offline"]
+    monkeypatch.setitem(PRESETS, offline.name, replace(offline, check=lambda: ""))
+    monkeypatch.setattr(hub, "PROBE", hub.HubProbe.answered(False))
     assert main(["generate", "Who is Einstein?", "--temperature", "0"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("note: probably wrong: the pair was taught 'Who is Albert Einstein?'")
-    assert "--preset smollm2-135m-offline" in last
+    assert last.endswith("(try --preset smollm2-135m-offline)")
+    monkeypatch.setattr(hub, "PROBE", hub.HubProbe.answered(True))
+    assert main(["generate", "Who is Einstein?", "--temperature", "0"]) == 0
+    assert (
+        capsys.readouterr().out.strip().endswith(f"(try --preset {PRESETS['demo'].switch_to[0]})")
+    )
+    monkeypatch.setattr(hub, "PROBE", hub.HubProbe.answered(False))
+    monkeypatch.setitem(PRESETS, offline.name, replace(offline, check=lambda: "pip install x"))
+    assert main(["generate", "Who is Einstein?", "--temperature", "0"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "(no general pair is set up here: " in last and "pip install x" in last, last
     assert main(["generate", "Who is Buzz Aldrin?", "--temperature", "0"]) == 0
     assert "note:" not in capsys.readouterr().out

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from speccascade.app.context import AppContext, settings_of
+from speccascade.app.context import AppContext, _message, settings_of
 from speccascade.app.page import layout, localize
 from speccascade.app.serving import PairCache, ServeConfig
 from speccascade.app.tabs.compare import diff_view, project_api, project_view, run_compare, zoo_view
@@ -32,8 +32,9 @@ from speccascade.app.tabs.story import SCENES, leave_story, play_scene
 from speccascade.app.tabs.sweep import calibrate_view, calibration_plan, run_sweep
 from speccascade.app.tabs.whatif import click_token, inspect_position, show_whatif
 from speccascade.core.engine import APP_DEFAULTS
-from speccascade.i18n import STRINGS, join, t
-from speccascade.models.presets import PRESETS
+from speccascade.i18n import STRINGS, join, size, t
+from speccascade.models import hub
+from speccascade.models.presets import PRESETS, PresetMissingError, first_use
 
 MODELS = ("demo", "", "")
 EASY, HARD = "Who is Buzz Aldrin?", "Who is Michael Collins?"
@@ -736,6 +737,22 @@ def test_a_preset_with_its_own_story_asks_its_own_questions():
 
 # -- outside the pair's domain: the honest answer and the offer of the real pair -------------
 
+OFFLINE, HUB = "smollm2-135m-offline", PRESETS["demo"].switch_to[0]
+
+
+@pytest.fixture
+def general(monkeypatch):
+    """Pins where the offer can lead: whether the hub answers the page's probe, and whether
+    the offline SmolLM2 pair is installed (its check; nothing loads in these tests)."""
+
+    def pin(hub_up: bool, offline: bool = True) -> None:
+        monkeypatch.setattr(hub, "PROBE", hub.HubProbe.answered(hub_up))
+        target = PRESETS[OFFLINE]
+        missing = "" if offline else "SmolLM2 is not installed: pip install gguf"
+        monkeypatch.setitem(PRESETS, OFFLINE, replace(target, check=lambda: missing))
+
+    return pin
+
 
 @pytest.mark.parametrize(
     ("question", "lang", "note"),
@@ -744,33 +761,38 @@ def test_a_preset_with_its_own_story_asks_its_own_questions():
         ("怎么做蛋糕？", "zh", "超出了演示模型对的知识范围"),
     ],
 )
-def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(app, question, lang, note):
+def test_an_out_of_domain_question_gets_the_honest_answer_and_the_offer(
+    app, general, question, lang, note
+):
     """A question the shipped pair was not built for, run at the app's defaults through the
     Run handler: the pair's own answer is its honest decline, and the page's next step (the
     offer that follows every run) shows the switch to the real pair."""
     ctx, page = app
+    general(hub_up=False)
     trace = last(run(app, question, lang=lang))[page.trace]
     assert PRESETS["demo"].declined(trace.text), trace.text
     offer = switch_offer(page, trace, "demo", lang, question)
     assert offer[page.switch_box]["visible"] is True and note in offer[page.switch_note]
+    assert offer[page.switch_btn]["visible"] is True
     # the real pair reads only English: a Chinese question's offer says to ask there in English
-    assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
-    ending = t("switch.try_foreign" if lang == "zh" else "switch.try", lang)
-    assert offer[page.switch_note] == join([t("switch.note", lang, n=1300), ending], lang)
+    pair = t("switch.pair.offline", lang, pair=PRESETS[OFFLINE].label)
+    assert offer[page.switch_note].startswith(join([t("switch.note", lang, n=1300), pair], lang))
+    assert (t("switch.foreign", lang) in offer[page.switch_note]) is (lang == "zh")
 
 
-def test_an_answer_that_declines_gets_the_switch_offer(app):
+def test_an_answer_that_declines_gets_the_switch_offer(app, general):
     """The offer follows the pair's own answer: its honest decline line, and no offer for a
     real answer."""
     ctx, page = app
+    general(hub_up=False)
     declined = SimpleNamespace(text=" " + PRESETS["demo"].declines[0])
     offer = switch_offer(page, declined, "demo", "en")
     assert offer[page.switch_box]["visible"] is True
     assert "Outside what the demo pair knows" in offer[page.switch_note]
-    assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
+    assert offer[page.switch_btn]["visible"] is True
     # the button moves the page to the pair that can answer
     moved = take_switch(page, "demo", "en", "What is the capital of France?")
-    assert moved[page.preset] == "smollm2-135m-offline"
+    assert moved[page.preset] == OFFLINE
     # the question the offer is about runs there, not what the box holds since
     assert moved[page.prompt] == "What is the capital of France?"
     assert moved[page.switch_box]["visible"] is False
@@ -780,13 +802,14 @@ def test_an_answer_that_declines_gets_the_switch_offer(app):
     assert switch_offer(page, known, "demo", "en")[page.switch_box]["visible"] is False
 
 
-def test_an_answer_about_something_the_pair_never_learnt_is_flagged(app):
+def test_an_answer_about_something_the_pair_never_learnt_is_flagged(app, general):
     """ "What is the tallest mountain?" is shaped like the questions the demo pair knows, and
     it answered with a gloss of something else ("the Grand Canyon…"), not its decline: the
     page says the answer is likely made up and offers the real pair, in both languages. So
     for a WordNet word it saw only for fluency ("What is a dog?"). A right answer to a
     question it knows gets no such note."""
     ctx, page = app
+    general(hub_up=False)
     for question in ("What is the tallest mountain?", "What is a dog?"):
         trace = last(run(app, question))[page.trace]
         assert not PRESETS["demo"].declined(trace.text), trace.text
@@ -801,12 +824,13 @@ def test_an_answer_about_something_the_pair_never_learnt_is_flagged(app):
         assert switch_offer(page, known, "demo", "en", typed)[page.switch_box]["visible"] is False
 
 
-def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app):
+def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app, general):
     """ "Who is Einstein?" (taught as "Who is Albert Einstein?") got "a Jewish god…": the
     answer misses the key facts of what the pair was taught, so the page says it is likely
     wrong, quotes what it was taught, and offers the real pair. An answer cut off by the
     token limit is not judged (its facts may still have been coming)."""
     ctx, page = app
+    general(hub_up=False)
     question = "Who is Einstein?"
     trace = last(run(app, question))[page.trace]
     assert trace.summary.stop_reason == "eos" and "physicist" not in trace.text, trace.text
@@ -828,28 +852,61 @@ def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app):
     assert switch_offer(page, right, "demo", "en", question)[page.switch_box]["visible"] is False
 
 
-def test_the_switch_offer_in_chinese_and_where_the_target_is_missing(app, monkeypatch):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_offer_leads_somewhere_in_each_case(app, general, lang, caplog):
+    """The three cases of the offer, in each language: where the hub answers, the hub pair,
+    named with its download and its first load (both measured: first_use.json); where it
+    does not, the offline pair if installed, with its first load; where neither, a plain
+    note that this server has no general model, no button, and no install command on the
+    page (the command goes to the server's log). Every case's note keeps the decline's head."""
     ctx, page = app
-    declined = SimpleNamespace(text=PRESETS["demo"].declines[1])
-    offer = switch_offer(page, declined, "demo", "zh", "What is the capital of France?")
-    assert "超出了演示模型对的知识范围" in offer[page.switch_note]
-    assert offer[page.switch_btn]["visible"] is PRESETS["smollm2-135m-offline"].available()
-    offer = switch_offer(page, declined, "demo", "zh", "法国的首都是哪里？")
-    assert "再用英文提问" in offer[page.switch_note]
-    assert take_switch(page, "demo", "zh")[page.status].startswith("已切换")
-    # the real pair is not installed: the note says what it needs, and there is no button
-    target = PRESETS["smollm2-135m-offline"]
-    monkeypatch.setitem(
-        PRESETS, target.name, __import__("dataclasses").replace(target, check=lambda: "pip x")
-    )
-    offer = switch_offer(page, declined, "demo", "en")
-    assert "not set up on this server: pip x" in offer[page.switch_note]
-    assert offer[page.switch_btn]["visible"] is False
-    note = switch_offer(page, declined, "demo", "zh")[page.switch_note]
-    assert "。但本服务器还没有安装它：pip x" in note  # Chinese sentences run together
+    declined = SimpleNamespace(text=PRESETS["demo"].declines[0])
+    head = t("switch.note", lang, n=1300)
+    hub_pair, offline = PRESETS[HUB], PRESETS[OFFLINE]
+    cases = {
+        (True, True): ("switch.pair.hub", hub_pair, "hub"),
+        (True, False): ("switch.pair.hub", hub_pair, "hub"),
+        (False, True): ("switch.pair.offline", offline, "offline"),
+        (False, False): (None, None, None),
+    }
+    for (hub_up, installed), (key, target, kind) in cases.items():
+        general(hub_up=hub_up, offline=installed)
+        caplog.clear()
+        offer = switch_offer(page, declined, "demo", lang, "What is the capital of France?")
+        note, button = offer[page.switch_note], offer[page.switch_btn]
+        assert offer[page.switch_box]["visible"] is True and note.startswith(head), note
+        assert "pip" not in note and "install" not in note, note
+        if target is None:
+            assert note == join([head, t("switch.none", lang)], lang)
+            assert button["visible"] is False
+            assert "pip install gguf" in caplog.text  # the operator's side
+            assert take_switch(page, "demo", lang)[page.status] == t("switch.none", lang)
+            continue
+        first = first_use(target.name)
+        sentences = [t(key, lang, pair=target.label),
+                     t(f"switch.first.{kind}", lang, size=size(first.download_bytes),
+                       s=first.first_load_s)]  # fmt: skip
+        assert note == join([head, *sentences], lang), note
+        assert button["visible"] is True
+        assert button["value"] == t("switch.btn", lang, pair=target.label)
+        moved = take_switch(page, "demo", lang, "What is the capital of France?")
+        assert moved[page.preset] == target.name
+        assert moved[page.status] == t("switch.switched", lang, pair=target.label)
+    # the hub pair's first use downloads something, the offline pair's nothing
+    assert first_use(HUB).download_bytes > 100e6 and first_use(OFFLINE).download_bytes == 0
     # a pair with no switch (SmolLM2 itself), no trace, or an unknown preset: no offer
-    for trace, preset in ((declined, "smollm2-135m-offline"), (None, "demo"), (declined, "?")):
+    for trace, preset in ((declined, OFFLINE), (None, "demo"), (declined, "?")):
         assert switch_offer(page, trace, preset, "en")[page.switch_box]["visible"] is False
+
+
+def test_a_pair_that_is_not_set_up_is_refused_without_an_install_command(caplog):
+    """Picking a pair the server lacks: the page says it is not set up here and to pick
+    another; the command that installs it goes to the log, for the operator."""
+    e = PresetMissingError(OFFLINE, "SmolLM2-135M-Instruct is not installed: pip install gguf")
+    for lang, words in (("en", "not set up on this server"), ("zh", "本服务器没有配置")):
+        message = _message(e, lang)
+        assert words in message and PRESETS[OFFLINE].label in message and "pip" not in message
+    assert "pip install gguf" in caplog.text
 
 
 # -- the rule zoo (Compare tab) and the fidelity audit (Inspect tab) -------------------------

@@ -34,7 +34,7 @@ from speccascade.core.pair import ModelPair
 from speccascade.core.trace import Trace
 from speccascade.i18n import STRINGS, t
 from speccascade.models.assets import static_text
-from speccascade.models.presets import DEFAULT_PRESET, PRESETS
+from speccascade.models.presets import DEFAULT_PRESET, PRESETS, PresetMissingError
 from speccascade.views.tokens import TOKEN_CSS
 
 try:  # ZeroGPU on Hugging Face Spaces; a no-op everywhere else
@@ -183,6 +183,8 @@ def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> i
 
 def _message(e: Exception, lang: str) -> str:
     log.warning("user error: %s: %s", type(e).__name__, e)  # one line, no traceback
+    if isinstance(e, PresetMissingError):  # what to install is the operator's (in the log)
+        return t("error.not_set_up", lang, pair=PRESETS[e.preset].label)
     return str(e) if isinstance(e, UserError) else t("error.other", lang, detail=str(e))
 
 

@@ -40,6 +40,7 @@ from speccascade.core.errors import (
 )
 from speccascade.core.rules import SPEC_CASCADE_RULES
 from speccascade.i18n import lang_of, t
+from speccascade.models import hub
 from speccascade.models.presets import PRESETS
 from speccascade.views.learn import learn_markdown
 from speccascade.views.tokens import legend_html, token_html
@@ -230,6 +231,7 @@ def _restored(page: Page, shared, info: str, lang: str) -> dict:
 def build_demo(config: ServeConfig | None = None, cache: PairCache | None = None) -> gr.Blocks:
     config = config or ServeConfig.from_env()
     ctx = AppContext(config, cache or PairCache(config))
+    hub.PROBE.state()  # probed now, in the background: the first switch offer then knows
     with gr.Blocks(title="speccascade") as demo:
         page = layout(config)
         wire(ctx, page, demo)

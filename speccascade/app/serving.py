@@ -288,4 +288,28 @@ def in_background(
         stop.set()
 
 
+def waiting(work: Callable[[], object], interval: float = 0.5) -> Iterator[None]:
+    """Run `work` in a worker thread and yield every `interval` seconds while it runs (the
+    caller reports progress between), then return its result (`x = yield from waiting(f)`)
+    or raise its error here. A long first load (a download) then shows how far it is."""
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append(work())
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            out.append(e)
+
+    worker = threading.Thread(target=run, name="speccascade-load", daemon=True)
+    worker.start()
+    while True:
+        worker.join(interval)
+        if not worker.is_alive():
+            break
+        yield
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
+
+
 PRESET_CHOICES = [(f"{p.name}: {p.description}", p.name) for p in PRESETS.values()]

@@ -137,7 +137,8 @@ STRINGS: dict[str, tuple[str, str]] = {
         "置信度：起草模型对某个词元没把握时就停止起草",
     ),
     "ui.draft_threshold": ("Confidence threshold (max q)", "置信度阈值（max q）"),
-    "ui.switch_btn": ("Ask the SmolLM2 pair", "改用 SmolLM2 模型对回答"),
+    "ui.switch_btn": ("Ask a general model pair", "改用通用模型对回答"),
+    "switch.btn": ("Ask {pair}", "改用 {pair} 回答"),
     "switch.note": (
         "**Outside what the demo pair knows.** Its two small models were trained only to say "
         "who or what something is, for about {n:,} famous people and places (the examples "
@@ -166,16 +167,37 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**这个回答很可能是错的。** 演示模型对学过{questions}，而这个回答没有说出其中任何一个答案"
         "的要点：两个小模型会把学过的内容弄混。",
     ),
-    "switch.try": (
-        "The SmolLM2 pair is a real small language model that runs offline on this machine: "
-        "it can try this question.",
-        "SmolLM2 模型对是一个真正的小型语言模型，在本机离线运行，可以试着回答这个问题。",
+    # the offer's target: what it is, what its first use costs here, or that there is none
+    "switch.pair.hub": (
+        "**{pair}** runs a real small language model from the Hugging Face Hub: it can try "
+        "questions like this one.",
+        "**{pair}** 使用来自 Hugging Face Hub 的真正的小型语言模型，可以尝试这类问题。",
     ),
-    "switch.try_foreign": (
-        "The SmolLM2 pair, a real small language model, can try questions like this one, but "
-        "it reads only English: switch to it, then ask in English.",
-        "SmolLM2 模型对是一个真正的小型语言模型，可以尝试这类问题，但它只懂英文：请切换过去，"
-        "再用英文提问。",
+    "switch.pair.offline": (
+        "**{pair}** is a real small language model that runs offline on this server: it can "
+        "try questions like this one.",
+        "**{pair}** 是一个真正的小型语言模型，在本服务器上离线运行，可以尝试这类问题。",
+    ),
+    "switch.first.hub": (
+        "Its first use downloads {size}, then loads in about {s:.0f} s; later questions start "
+        "at once.",
+        "首次使用需下载 {size}，随后约 {s:.0f} 秒加载完毕；之后的问题立即开始。",
+    ),
+    "switch.first.cached": (
+        "It is already downloaded on this server and loads in about {s:.0f} s.",
+        "它已下载到本服务器，约 {s:.0f} 秒即可加载。",
+    ),
+    "switch.first.offline": (
+        "Its first load takes about {s:.0f} s.",
+        "首次加载约需 {s:.0f} 秒。",
+    ),
+    "switch.foreign": (
+        "It reads only English: switch to it, then ask in English.",
+        "它只懂英文：请切换过去，再用英文提问。",
+    ),
+    "switch.none": (
+        "This server has no general model set up, so no other pair can answer this question here.",
+        "本服务器没有配置通用模型，因此这里没有其他模型对能回答这个问题。",
     ),
     "error.context": (
         "the prompt has {tokens:,} tokens and the models read at most {context:,}: shorten it.",
@@ -186,13 +208,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "question it only repeats the question).",
         "SmolLM2 模型对只懂英文：请用英文提出这个问题（它对中文问题只会重复问题）。",
     ),
-    "switch.missing": (
-        "It is not set up on this server: {detail}",
-        "但本服务器还没有安装它：{detail}",
-    ),
-    "switch.switched": (
-        "Switched to the SmolLM2 pair; its first load takes up to a minute.",
-        "已切换到 SmolLM2 模型对；首次加载最多需要一分钟。",
+    "switch.switched": ("Switched to {pair}.", "已切换到 {pair}。"),
+    "error.not_set_up": (
+        "the pair {pair} is not set up on this server; pick another pair.",
+        "本服务器没有配置模型对 {pair}，请选择其他模型对。",
     ),
     "ui.drafting": ("Draft windows", "草稿窗口"),
     "policy.fixed": ("fixed γ", "固定 γ"),
@@ -282,6 +301,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "与验证模型答案的一致度（ROUGE-L）",
     ),
     "status.loading": ("Loading the model pair (first use only)…", "正在加载模型组合（仅首次）……"),
+    "status.downloading": (
+        "Downloading {pair} (first use only): {done} of {total}…",
+        "正在下载 {pair}（仅首次）：{done} / {total}……",
+    ),
     "status.running": ("Running: {n} tokens so far…", "运行中：已生成 {n} 个词元……"),
     "status.done": (
         "Done: {n} tokens in {s:.2f} s ({reason}).",

@@ -30,12 +30,11 @@ from speccascade.app.context import (
     check_readable,
     gpu,
     label,
+    log,
     settings_of,
 )
 from speccascade.app.plot import Plot
-from speccascade.app.serving import (
-    in_background,
-)
+from speccascade.app.serving import in_background, waiting
 from speccascade.core.engine import (
     APP_DEFAULTS,
     RoundEvent,
@@ -43,8 +42,16 @@ from speccascade.core.engine import (
     stream,
 )
 from speccascade.core.trace import Trace
-from speccascade.i18n import join, lang_of, method_label, t
-from speccascade.models.presets import DEFAULT_PRESET, PRESETS
+from speccascade.i18n import join, lang_of, method_label, size, t
+from speccascade.models import hub
+from speccascade.models.presets import (
+    DEFAULT_PRESET,
+    PRESETS,
+    Target,
+    first_use,
+    switch_target,
+    why_no_target,
+)
 from speccascade.views.heatmap import heatmap, inspector
 from speccascade.views.learn import learn_markdown
 from speccascade.views.style import _short, rule_for
@@ -109,6 +116,28 @@ def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
             reason = "low_acceptance_sd"  # no α to raise: point to the cascade instead
         tail = t(f"verdict.slower.{reason}" if reason else "verdict.slower", lang, x=1 / x)
     return stopped + head + tail
+
+
+def loading_status(models: list, lang: str) -> str:
+    """The status while a pair loads for the first time: how much of a hub pair's download
+    is here so far (its size measured by scripts/bench_hub_pairs.py), else that it loads."""
+    preset, drafter, verifier = models
+    chosen = PRESETS.get(preset or DEFAULT_PRESET)
+    first = first_use(chosen.name) if chosen is not None else None
+    custom = bool((drafter or "").strip() or (verifier or "").strip())
+    if (
+        custom
+        or chosen is None
+        or chosen.offline
+        or not first
+        or not first.download_bytes
+        or chosen.cached()
+    ):
+        return t("status.loading", lang)
+    done = sum(hub.cache_bytes(m) for m in dict.fromkeys((chosen.drafter, chosen.verifier)))
+    total = first.download_bytes
+    return t("status.downloading", lang, pair=chosen.label, done=size(min(done, total)),
+             total=size(total))  # fmt: skip
 
 
 def _refused(page: Page, lang: str, message: str) -> dict:
@@ -209,9 +238,10 @@ def _execute(
         check_readable(prompt, models[0], lang)
         check_budget(settings.max_new_tokens, 1, ctx.config, lang)
         settings.validated(ctx.config.max_new_tokens)
-        if not ctx.measured(*models):
+        if not ctx.measured(*models):  # a first load: a hub pair's shows its download
             yield {page.status: t("status.loading", lang)}
-            ctx.measured_profile(*models)
+            for _ in waiting(lambda: ctx.measured_profile(*models)):
+                yield {page.status: loading_status(models, lang)}
         pair = ctx.pair(*models)
         check_context(pair, prompt, settings.chat, lang)
     except (UserError, *_USER_ERRORS) as e:
@@ -297,8 +327,11 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     question about something it was never taught (presets: `taught`; "What is the tallest
     mountain?" got "the Grand Canyon"), say the answer is likely made up; where a finished
     answer misses the key facts of what it was taught ("Who is Einstein?" got "a Jewish
-    god"), say it is likely wrong and what it was taught. Each offers the same switch;
-    otherwise no offer. A target that is not set up here is named with what it needs; one
+    god"), say it is likely wrong and what it was taught. Each offers the same switch, to
+    the first pair that can load here (presets.switch_target: a hub pair where the hub
+    answers the page's probe or its models are cached, else the offline pair where it is
+    installed), named with its download and first load; where none can, the note says this
+    server has none, with no button (the operator's log says what to install). A target
     that cannot read the question (an English-only pair, a Chinese question) is offered with
     the advice to ask there in English (it refuses the question itself, and the page keeps
     this run)."""
@@ -317,17 +350,42 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     n = round(taught_count(current.taught), -2) if current.taught else 0
     heads = {"declined": "switch.note", "unknown": "switch.unknown"}
     head = t(heads[d.kind], lang, n=n) if d.kind in heads else _wrong(d.taught, lang)
-    target = PRESETS[current.switch_to]
-    missing = target.missing()
-    foreign = target.cannot_read(prompt or "")
-    sentences = [head, t("switch.try_foreign" if foreign else "switch.try", lang)]
-    if missing:
-        sentences.append(t("switch.missing", lang, detail=missing))
+    hub_up = bool(hub.PROBE.state())
+    target = switch_target(current, hub_up)
+    if target is None:
+        _log_no_target(why_no_target(current, hub_up))
+    button = gr.update(visible=False)
+    if target is not None:
+        button = gr.update(visible=True, value=t("switch.btn", lang, pair=target.preset.label))
     return {
         page.switch_box: gr.update(visible=True),
-        page.switch_note: join(sentences, lang),
-        page.switch_btn: gr.update(visible=not missing),
+        page.switch_note: join([head, *target_sentences(target, prompt or "", lang)], lang),
+        page.switch_btn: button,
     }
+
+
+def target_sentences(target: Target | None, prompt: str, lang: str) -> list[str]:
+    """The offer's words about where it switches: the pair, what its first use costs here
+    (download, first load), and to ask in English where it reads nothing else; or that this
+    server has no general pair (never how to install one: that is the operator's)."""
+    if target is None:
+        return [t("switch.none", lang)]
+    pair = target.preset.label
+    out = [t("switch.pair.offline" if target.kind == "offline" else "switch.pair.hub", lang,
+             pair=pair)]  # fmt: skip
+    first = target.first
+    if first is not None and (target.kind != "hub" or first.download_bytes):
+        out.append(t(f"switch.first.{target.kind}", lang, size=size(first.download_bytes),
+                     s=first.first_load_s))  # fmt: skip
+    if target.preset.cannot_read(prompt):
+        out.append(t("switch.foreign", lang))
+    return out
+
+
+def _log_no_target(why: str) -> None:
+    """The operator's side of an offer with no target: what this server lacks, with the
+    commands that install it (never shown on the page)."""
+    log.warning("no general model pair for the switch offer on this server: %s", why)
 
 
 def _wrong(items, lang: str) -> str:
@@ -343,15 +401,18 @@ def _wrong(items, lang: str) -> str:
 
 
 def take_switch(page: Page, preset, lang="en", asked="") -> dict:
-    """The offer's button: the page moves to the pair that can answer, and the question the
-    offer is about (`asked`: the shown run's, not whatever the box holds since) runs on it."""
+    """The offer's button: the page moves to the pair the offer named (the same choice), and
+    the question the offer is about (`asked`: the shown run's, not whatever the box holds
+    since) runs on it; its first load shows its download's progress in the status."""
     current = PRESETS.get(preset or DEFAULT_PRESET)
-    target = current.switch_to if current is not None and current.switch_to else preset
+    target = switch_target(current, bool(hub.PROBE.state())) if current is not None else None
+    if target is None:  # the hub went away since the offer: nowhere to go
+        return {page.switch_box: gr.update(visible=False), page.status: t("switch.none", lang)}
     return {
-        page.preset: target,
+        page.preset: target.preset.name,
         page.prompt: asked or gr.skip(),
         page.switch_box: gr.update(visible=False),
-        page.status: t("switch.switched", lang),
+        page.status: t("switch.switched", lang, pair=target.preset.label),
     }
 
 
