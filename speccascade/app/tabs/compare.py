@@ -46,7 +46,7 @@ from speccascade.app.context import (
     settings_of,
 )
 from speccascade.app.controls import calibratable_choices
-from speccascade.app.plot import Plot
+from speccascade.app.plot import slide_plot
 from speccascade.app.serving import (
     budget_problem,
     prompt_problem,
@@ -242,9 +242,9 @@ def project_parts(lang: str = "en") -> dict:
         proj_round_ms = gr.Number(0.5, minimum=0, label=label("views.proj.round_ms"), min_width=120)
     proj_btn = gr.Button(label("views.proj.run"), elem_id="proj-run")
     proj_note = gr.Markdown("", elem_id="proj-note")
-    proj_fig = Plot(show_label=False, elem_id="proj-fig")
+    proj_fig = slide_plot(show_label=False, elem_id="proj-fig")
     proj_table = gr.Dataframe(interactive=False, wrap=True, visible=False, elem_id="proj-table")
-    proj_gamma_fig = Plot(show_label=False, elem_id="proj-gamma-fig")
+    proj_gamma_fig = slide_plot(show_label=False, elem_id="proj-gamma-fig")
     proj_gamma_table = gr.Dataframe(
         interactive=False, wrap=True, visible=False, elem_id="proj-gamma-table"
     )
@@ -263,7 +263,7 @@ def zoo_parts(lang: str = "en") -> dict:
     )
     zoo_btn = gr.Button(label("views.zoo.run"), elem_id="zoo-run")
     zoo_note = gr.Markdown("", elem_id="zoo-note")
-    zoo_fig = Plot(show_label=False, elem_id="zoo-fig")
+    zoo_fig = slide_plot(show_label=False, elem_id="zoo-fig")
     zoo_table = gr.Dataframe(interactive=False, wrap=True, visible=False, elem_id="zoo-table")
     return {k: v for k, v in locals().items() if k.startswith("zoo_")}
 
@@ -479,7 +479,7 @@ def parts(lang: str = "en") -> dict:
     """The Compare tab: every method's speed and quality, then the diff, the projector and
     the rule zoo."""
     compare_status = gr.Markdown(label("ui.compare_intro"), elem_id="compare-status")
-    compare_fig = Plot(show_label=False, elem_id="compare-fig")
+    compare_fig = slide_plot(show_label=False, elem_id="compare-fig")
     # (tall enough for every method's row with its wrapped answer: the table must not scroll
     # inside the page; the numbers' headers get the room "agreement" needs)
     compare_table = gr.Dataframe(

@@ -13,7 +13,7 @@ from speccascade.analysis.plane import PLANES, boundary, box, plane_points
 from speccascade.analysis.replay import replay_round, rounds_of
 from speccascade.app.components import Page
 from speccascade.app.context import AppContext, _bind, _hidden, _int, _num, label, settings_of
-from speccascade.app.plot import Plot
+from speccascade.app.plot import slide_plot
 from speccascade.app.serving import (
     prompt_problem,
 )
@@ -35,7 +35,7 @@ def inspect_parts(lang: str = "en") -> dict:
     """The Inspect tab: the decision plane, then the round replay."""
     gr.Markdown(label("views.plane.intro"), elem_id="plane-intro")
     plane_note = gr.Markdown(label("views.plane.none"), elem_id="plane-note")
-    plane_fig = Plot(show_label=False, elem_id="plane")
+    plane_fig = slide_plot(show_label=False, elem_id="plane")
     gr.Markdown(label("views.replay.intro"), elem_id="replay-intro")
     with gr.Row(equal_height=True):
         replay_prev = gr.Button(label("views.replay.prev"), size="sm", min_width=60)
@@ -76,7 +76,7 @@ def audit_parts(lang: str = "en") -> dict:
         )  # fmt: skip
     audit_btn = gr.Button(label("views.audit.run"), elem_id="audit-run")
     audit_note = gr.Markdown("", elem_id="audit-note")
-    audit_fig = Plot(show_label=False, elem_id="audit-fig")
+    audit_fig = slide_plot(show_label=False, elem_id="audit-fig")
     audit_table = gr.Dataframe(interactive=False, wrap=True, visible=False, elem_id="audit-table")
     return {k: v for k, v in locals().items() if k.startswith("audit_")}
 

@@ -33,7 +33,7 @@ from speccascade.app.context import (
     log,
     settings_of,
 )
-from speccascade.app.plot import Plot
+from speccascade.app.plot import slide_plot
 from speccascade.app.serving import in_background, waiting
 from speccascade.core.engine import (
     APP_DEFAULTS,
@@ -453,18 +453,18 @@ def parts(lang: str = "en") -> dict:
     legend = gr.HTML(legend_html(lang=lang), elem_id="legend")
     tokens = gr.HTML(token_html(None, lang=lang), elem_id="tokens", js_on_load=TOKENS_JS)
     whatif_note = gr.Markdown("", elem_classes="sc-whatif", elem_id="whatif")
-    heat = Plot(label=label("ui.heatmap"), elem_id="heatmap")
+    heat = slide_plot(label=label("ui.heatmap"), elem_id="heatmap")
     position = gr.Slider(
         0, 1, value=0, step=1, label=label("ui.position"), interactive=False, elem_id="position"
     )
-    insp = Plot(label=label("ui.inspector"), elem_id="inspector")
+    insp = slide_plot(label=label("ui.inspector"), elem_id="inspector")
     stats = gr.Dataframe(
         empty_stats(lang), label=label("ui.stats"), interactive=False, wrap=True,
         column_widths=["50%", "50%"], elem_id="stats",
     )  # fmt: skip
-    timeline = Plot(label=label("ui.timeline"), elem_id="timeline")
+    timeline = slide_plot(label=label("ui.timeline"), elem_id="timeline")
     drafting_note = gr.Markdown("", elem_id="drafting-note")
-    drafting = Plot(show_label=False, elem_id="drafting")
+    drafting = slide_plot(show_label=False, elem_id="drafting")
     files = gr.File(label=label("ui.downloads"), file_count="multiple")
     with gr.Row(equal_height=True):
         share_btn = gr.Button(label("ui.share"), size="sm", elem_id="share")

@@ -18,7 +18,7 @@ from speccascade.analysis.verdict import whatif
 from speccascade.app.components import Page
 from speccascade.app.context import AppContext, _bind, _session, label
 from speccascade.app.controls import alpha_update, rule_markdown
-from speccascade.app.plot import Plot
+from speccascade.app.plot import slide_plot
 from speccascade.app.tabs.run import _execute, offer_event
 from speccascade.app.tabs.whatif import whatif_note
 from speccascade.core.engine import (
@@ -243,7 +243,7 @@ def parts(lang: str = "en") -> dict:
                 for s in SCENES
             ]
         caption = gr.Markdown(t("story.hint", lang), elem_id="caption")
-        story_fig = Plot(visible=False, show_label=False, elem_id="story-fig")
+        story_fig = slide_plot(visible=False, show_label=False, elem_id="story-fig")
     return dict(scene_btns=scene_btns, caption=caption, story_fig=story_fig)
 
 

@@ -35,7 +35,7 @@ from speccascade.app.context import (
     settings_of,
 )
 from speccascade.app.controls import calibratable_choices
-from speccascade.app.plot import Plot
+from speccascade.app.plot import slide_plot
 from speccascade.app.tabs.compare import question_slice
 from speccascade.core.engine import (
     CASCADE,
@@ -314,7 +314,7 @@ def parts(lang: str = "en") -> dict:
         sweep_x = gr.Radio(sweep_axes(lang), value="relative_latency", label=label("ui.sweep_x"))
     sweep_btn = gr.Button(label("ui.sweep_run"), elem_id="sweep")
     sweep_note = gr.Markdown("", elem_id="sweep-note")
-    sweep_fig = Plot(show_label=False, elem_id="sweep-fig")
+    sweep_fig = slide_plot(show_label=False, elem_id="sweep-fig")
     sweep_table = gr.Dataframe(interactive=False, elem_id="sweep-table")
     return dict(
         sweep_source=sweep_source, sweep_n=sweep_n, sweep_x=sweep_x, sweep_btn=sweep_btn,
