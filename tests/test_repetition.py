@@ -53,6 +53,16 @@ def test_a_loop_is_flagged_with_the_phrase_it_repeats():
     assert twice is not None and twice.times == 2
 
 
+def test_the_phrase_starts_where_a_line_of_the_loop_starts():
+    """SmolLM2-135M's haiku (the offline pair, greedy, 96 tokens): the loop's phrase reads
+    from the start of its line, not from wherever the repeat was first noticed."""
+    haiku = "In the silence of the night, a lonely soul,\nA lone wolf, lost in the night,\n"
+    haiku += "A lonely soul, lost in the night,\n" * 6 + "A lonely soul, lost "
+    loop = repetition(haiku)
+    assert loop is not None and loop.phrase == "a lonely soul lost in the night"
+    assert loop.times == 6 and loop.share > 0.8
+
+
 @pytest.mark.parametrize("text", NATURAL)
 def test_natural_answers_are_not_flagged(text):
     assert repetition(text) is None, repeated_share(units(text))

@@ -183,6 +183,8 @@ REPEAT_MIN_UNITS = 12  # shorter answers are not judged: too few words to call a
 # The units an answer is counted in: a word (letters and digits, any case) or one CJK
 # character (Chinese has no spaces; a looping Chinese answer repeats characters).
 _UNITS = re.compile(r"[\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
+# Where a line or a sentence ends (strong), or a clause (weak): a loop's phrase starts after one.
+_BREAKS = (re.compile(r"[\n.!?。！？]"), re.compile(r"[;:,，；：、]"))
 _CJK = re.compile(r"[\u2e80-\u9fff\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff]")
 
 
@@ -217,10 +219,13 @@ def repeated_share(items: list[str], n: int = REPEAT_N) -> float:
     return sum(covered) / len(items)
 
 
-def _loop(items: list[str]) -> tuple[list[str], int]:
+def _loop(items: list[str], breaks: list[int] | None = None) -> tuple[list[str], int]:
     """The loop's phrase: the shortest period p that the answer follows at the most places
     (items[i] == items[i + p], within a tenth of the best period's count), the first run
-    of it, and how many times in a row it is said there."""
+    of it, and how many times in a row it is said there. Where `breaks` gives, per unit,
+    what precedes it (2: a line or a sentence's end, 1: a clause's, 0: a space), the
+    phrase starts at the loop's strongest break ("a lonely soul, lost in the night", not
+    "lost in the night, a lonely soul")."""
     half = len(items) // 2
     matches = {
         p: sum(items[i] == items[i + p] for i in range(len(items) - p)) for p in range(1, half + 1)
@@ -235,6 +240,13 @@ def _loop(items: list[str]) -> tuple[list[str], int]:
         ),
         0,
     )
+    if breaks is not None:  # the same loop, read from where a line or a clause begins
+        looping = [
+            i
+            for i in range(start, start + period)
+            if items[i : i + period] == items[i + period : i + 2 * period]
+        ]
+        start = max(looping, key=lambda i: (breaks[i], -i), default=start)
     phrase = items[start : start + period]
     times, i = 0, start
     while items[i : i + period] == phrase:
@@ -251,6 +263,9 @@ def repetition(text: str) -> Repetition | None:
     share = repeated_share(items)
     if share < REPEAT_SHARE:
         return None
-    phrase, times = _loop(items)
+    spans = [m.span() for m in _UNITS.finditer(text)]
+    gaps = [text[a[1] : b[0]] for a, b in zip(spans, spans[1:])]  # before each unit but the first
+    strength = [2] + [2 if _BREAKS[0].search(g) else 1 if _BREAKS[1].search(g) else 0 for g in gaps]
+    phrase, times = _loop(items, strength)
     glue = "" if all(_CJK.fullmatch(u) for u in phrase) else " "
     return Repetition(share=share, phrase=glue.join(phrase), times=times, units=len(items))
