@@ -280,7 +280,7 @@ def test_the_verdict_flags_an_answer_that_repeats_itself():
     assert en.startswith("**This answer repeats itself:** 100% of it")
     assert "“a lone soul”, 10 times" in en
     assert en.endswith(verdict_text(trace, None, "en"))  # the verdict follows the note
-    assert zh.startswith("**这个回答在重复自己：**") and "连说 10 次" in zh
+    assert zh.startswith("**这个回答在重复自己**：") and "连说 10 次" in zh
 
 
 def test_the_verdict_is_the_same_for_the_same_run():

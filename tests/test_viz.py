@@ -445,6 +445,21 @@ def test_no_user_facing_text_cites_a_repository_path():
     assert path.search("see docs/method.md") and path.search("scripts/train_demo_pair.py")
 
 
+def test_bold_text_renders_bold_in_both_languages():
+    """CommonMark reads "**" as bold only where it flanks: a closing "**" after a full-width
+    colon and before a Chinese character stays two asterisks ("**这个回答在重复自己：**其中…"
+    showed them on the page). Every string's pairs render, as the page's Markdown reads them."""
+    from speccascade.i18n import STRINGS
+
+    # CommonMark in Python, as Gradio's front end reads Markdown (here through rich)
+    render = pytest.importorskip("markdown_it").MarkdownIt().render
+    shown = [(key, s) for key, pair in STRINGS.items() for s in pair if s.count("**") >= 2]
+    assert shown
+    bad = [(k, s[:60]) for k, s in shown if render(s).count("<strong>") != s.count("**") // 2]
+    assert bad == []
+    assert "<strong>" not in render("**假设分析：**运行")  # what the test catches
+
+
 def test_alpha_labels_merge_points_closer_than_a_label():
     from speccascade.views.compare import alpha_labels
 

@@ -400,14 +400,14 @@ STRINGS: dict[str, tuple[str, str]] = {
         "**This answer repeats itself:** {share:.0%} of it is phrases it says again "
         "(“{phrase}”, {times} times in a row). Small models can fall into a loop like this; "
         "what comes after the first time adds nothing.",
-        "**这个回答在重复自己：**其中 {share:.0%} 的内容是反复说的短语（“{phrase}”，连说 "
+        "**这个回答在重复自己**：其中 {share:.0%} 的内容是反复说的短语（“{phrase}”，连说 "
         "{times} 次）。小模型可能陷入这样的循环；第一遍之后的内容没有新信息。",
     ),
     "verdict.repeats_apart": (
         "**This answer repeats itself:** {share:.0%} of it is phrases it says again "
         "(“{phrase}” and more). Small models can fall into a loop like this; what comes "
         "after the first time adds nothing.",
-        "**这个回答在重复自己：**其中 {share:.0%} 的内容是反复说的短语（例如“{phrase}”）。"
+        "**这个回答在重复自己**：其中 {share:.0%} 的内容是反复说的短语（例如“{phrase}”）。"
         "小模型可能陷入这样的循环；第一遍之后的内容没有新信息。",
     ),
     # -- what-if --------------------------------------------------------------------------

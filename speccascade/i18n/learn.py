@@ -352,7 +352,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "learn.show.whatif": (
         "**What-if:** moving α after a run re-evaluates the rule on the run's recorded numbers "
         "and recolours the last run (dashed outlines) without running the models again.",
-        "**假设分析：**运行结束后移动 α，页面会用这次运行记录下来的数字重新计算规则的决定，"
+        "**假设分析**：运行结束后移动 α，页面会用这次运行记录下来的数字重新计算规则的决定，"
         "为上一次运行重新着色（虚线框），而不会再次运行模型。",
     ),
 }
