@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -370,7 +371,7 @@ def summarise(c: Candidate, m: dict, download: int) -> dict:
     if scaling["1"] and scaling["2"]:
         serial, factor = amdahl(statistics.median(scaling["1"]), statistics.median(scaling["2"]),
                                 UPGRADE_THREADS)  # fmt: skip
-        t1 = m["verifier_64_s"] / (serial + (1 - serial) / THREADS)  # the answer on 1 thread
+        t1 = m["verifier_64_s"] / (serial + (1 - serial) / THREADS)
         upgrade = t1 * factor
     first = m["load_s"] + m["profile_s"] if m["profile_s"] is not None else None
     return {
@@ -514,6 +515,15 @@ def write(results: dict[str, dict]) -> None:
 # -- the README section, from the file ------------------------------------------------------------
 
 
+def upgrade_text(r: dict, threads: int, upgrade_threads: int) -> str:
+    """A CPU Upgrade request's projected answer: Amdahl's where 2 threads were timed, else
+    its bounds, from all its threads used (perfect scaling) to none (the 1-thread time)."""
+    if r["upgrade_verifier_64_s"] is not None:
+        return f"{r['upgrade_verifier_64_s']:.1f} s"
+    one = r["verifier_64_s"] * threads  # at most: the answer on 1 thread
+    return f"{r['verifier_64_s'] * threads / upgrade_threads:.1f}-{one:.1f} s"
+
+
 def seconds(x: float | None, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f} s"
 
@@ -539,9 +549,10 @@ def report(data: dict) -> str:
         "*First load* is the wait before a first answer apart from the download: loading "
         "(converting, for the offline pair) and the page's one-time timing of the pair, "
         f"measured only for the pairs within the budget. *CPU Upgrade* projects the "
-        f"verifier's answer to a request's {upgrade} threads there by Amdahl's law from its "
-        "times on 1 and 2 threads, where the machine was quiet enough to time 2 threads (-: "
-        "it was not). *Cascade* projects the speculative cascade's answer from the measured "
+        f"verifier's answer to a request's {upgrade} threads there: by Amdahl's law from its "
+        "times on 1 and 2 threads where the machine was quiet enough to time 2 threads, else "
+        f"as bounds, from all {upgrade} threads used to none (on this shared machine 2 threads "
+        "ran slower than 1). *Cascade* projects the speculative cascade's answer from the measured "
         "forward costs at a 70% keep rate, beside the keep rate at which it breaks even with "
         "the verifier alone (random weights cannot say the real rate). MT-Bench and IFEval "
         "are the verifier's, from its model card.",
@@ -566,11 +577,12 @@ def report(data: dict) -> str:
             f"| {seconds(r['first_load_s'], 0)} "
             f"| {r['rss_gb']:.1f} GB ({r['peak_rss_gb']:.1f} GB) "
             f"| {r['verifier_64_s']:.1f} s ({r['hf_generate_64_s']:.1f} s) "
-            f"| {seconds(r['upgrade_verifier_64_s'], 1)} "
+            f"| {upgrade_text(r, threads, upgrade)} "
             f"| {r['cascade_64_s']['0.7']:.1f} s ({'never' if even is None else f'{even:.0%}'}) "
             f"| {q.get('mt_bench', '-')} / {q.get('ifeval', '-')} |"
         )
-    return "\n".join(lines)
+    prose = [textwrap.fill(x, width=96) if x and not x.startswith("|") else x for x in lines]
+    return "\n".join(prose)
 
 
 def main() -> None:
