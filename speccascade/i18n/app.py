@@ -258,9 +258,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "prompt.info": (
         "Up to {limit:,} characters, and {context} tokens for the demo models. They say who "
         "or what something is: famous people and places (see the examples); to other "
-        "questions they say so, or the page flags their guess, and offers the SmolLM2 pair.",
+        "questions they say so, or the page flags their guess, and offers a general model pair.",
         "最多 {limit:,} 个字符，演示模型最多读 {context} 个词元。它们只能回答某人是谁、某物是什么："
-        "名人和地方（见示例）；其他问题它们会如实说明，或由页面标出它们的猜测，并提供 SmolLM2 模型对。",
+        "名人和地方（见示例）；其他问题它们会如实说明，或由页面标出它们的猜测，并提供通用模型对。",
     ),
     "prompt.info.pair": (
         "Up to {limit:,} characters. This pair is a small general language model: it tries "
