@@ -15,7 +15,7 @@ from speccascade.core import engine
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
-SCENES = ("sd", "cascade", "hard", "alpha")
+SCENES = ("sd", "cascade", "hard", "alpha", "race")
 # What may stay Latin on the Chinese page: the project's and models' names, rule and method
 # names, symbols, file formats, the Gradio footer's brand, the papers cited, and the model's
 # own output (removed before this), and the language switch's "English".
@@ -142,7 +142,10 @@ def play(page, key: str, zh: bool = False) -> str:
     wait_text(page, "#caption", f"场景 {number}" if zh else f"Scene {number}")
     if key == "alpha":
         page.wait_for_selector("#story-fig .js-plotly-plot", timeout=60_000)
-    page.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
+    if key == "race":
+        page.wait_for_selector("iframe.sc-race-frame", timeout=60_000)
+    else:
+        page.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
     return page.locator("#caption").inner_text()
 
 
@@ -263,6 +266,95 @@ def assert_loop_picture(page, kind: str, words: str) -> None:
     assert words in img.get_attribute("alt")
     box = img.bounding_box()
     assert box["width"] <= page.viewport_size["width"] and box["height"] > 100, box
+
+
+RACE_STATE = "() => window.raceState()"
+
+
+def race_frame(page):
+    """The race's frame once its script runs (the tab's first race)."""
+    page.wait_for_selector("iframe.sc-race-frame", timeout=120_000)
+    frame = page.frame_locator("iframe.sc-race-frame").first
+    frame.locator(".lane").first.wait_for(timeout=30_000)
+    return page.locator("iframe.sc-race-frame").first.content_frame
+
+
+def test_the_race_presentation_mode_and_its_exports(url, browser, tmp_path):
+    """Presentation mode hides the settings and steps the story with the arrow keys; the last
+    scene races the approaches on the easy and the hard question on one clock; the race plays,
+    pauses and slows down, and its page and GIF download and play offline."""
+    page = open_page(browser, url, DESKTOP)
+    page.locator("#present").click()
+    assert page.evaluate("document.body.classList.contains('sc-present')")
+    assert "present=1" in page.url and not page.locator("#controls-col").is_visible()
+    page.keyboard.press("ArrowRight")
+    wait_text(page, "#caption", "Scene 1")
+    page.locator("#scene-alpha").click()  # jump, then the arrow goes on from there
+    wait_text(page, "#caption", "Scene 4")
+    page.wait_for_selector("#story-fig .js-plotly-plot", timeout=60_000)
+    page.keyboard.press("ArrowRight")
+    wait_text(page, "#caption", "Scene 5", timeout=180_000)
+    frame = race_frame(page)
+    assert frame.evaluate("document.body.classList.contains('big')")  # large type there too
+    assert frame.locator(".race").count() == 2 and frame.locator(".lane").count() == 8
+    assert page.locator("#alpha input[type=number]").input_value() == "0.5"  # scene 5 restored
+    # slow motion, pause and a seek: tokens appear by the clock
+    frame.locator("button.speed[data-speed='0.25']").click()
+    if not frame.evaluate(RACE_STATE)["playing"]:  # finished already: play it again
+        frame.locator("#play").click()
+    assert frame.evaluate(RACE_STATE)["playing"]
+    frame.locator("#play").click()  # pause
+    state = frame.evaluate(RACE_STATE)
+    assert state["speed"] == 0.25 and not state["playing"]
+    frame.evaluate("(t) => window.raceSeek(t)", state["longest"] * 0.4)
+    shown = frame.evaluate(
+        "() => [...document.querySelectorAll('.tok')].filter(s => s.style.visibility === "
+        "'visible').length"
+    )
+    total = frame.locator(".tok").count()
+    assert 0 < shown < total
+    shot(page, "race-mid-en.png")
+    frame.evaluate("(t) => window.raceSeek(t)", state["longest"])
+    done = frame.locator(".done").all_inner_texts()
+    assert len(done) == 8 and all("finished in" in x for x in done), done
+    shot(page, "race-en.png")
+    page.keyboard.press("Escape")
+    assert not page.evaluate("document.body.classList.contains('sc-present')")
+    # the downloads: the race's page plays from disk; the GIF animates
+    links = page.locator("#race-files a")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    html_url = next(h for h in hrefs if h and h.split("?")[0].endswith(".html"))
+    gif_url = next(h for h in hrefs if h and h.split("?")[0].endswith(".gif"))
+    base = url.rstrip("/")
+    doc = page.request.get(html_url if html_url.startswith("http") else base + html_url)
+    path = tmp_path / "race.html"
+    path.write_bytes(doc.body())
+    gif = page.request.get(gif_url if gif_url.startswith("http") else base + gif_url).body()
+    assert gif[:6] == b"GIF89a"
+    (ARTIFACTS / "race.gif").write_bytes(gif)
+    offline = browser.new_page(viewport=DESKTOP)
+    offline.goto(path.as_uri())
+    offline.wait_for_function("window.raceState && window.raceState().shown > 0", timeout=10_000)
+    offline.wait_for_timeout(1500)
+    offline.screenshot(path=str(ARTIFACTS / "race-file-en.png"), full_page=True)
+    offline.close()
+    page.close()
+
+
+def test_the_race_on_a_phone_in_chinese(url, browser):
+    page = open_page(browser, url, PHONE, locale="zh-CN")
+    page.locator("#tab-race-button").click()
+    page.locator("#race-run").click()
+    frame = race_frame(page)
+    assert "仅验证模型" in frame.locator(".race").first.inner_text()
+    longest = frame.evaluate(RACE_STATE)["longest"]
+    frame.evaluate("(t) => window.raceSeek(t)", longest * 0.3)
+    assert_fits(page, "race-phone-zh", first_screen=False)
+    shot(page, "race-mid-phone-zh.png")
+    frame.evaluate("(t) => window.raceSeek(t)", longest)
+    assert all("完成" in x for x in frame.locator(".done").all_inner_texts())
+    shot(page, "race-phone-zh.png")
+    page.close()
 
 
 def _streaming_long_run(browser, url):

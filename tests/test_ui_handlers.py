@@ -7,6 +7,7 @@ import re
 import string
 import threading
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
@@ -375,21 +376,30 @@ def test_each_story_scene_captions_its_own_numbers(app, scene):
     ctx, page = app
     outs = list(play_scene(ctx, page, scene.key, {}, *MODELS, "en", request("story")))
     final = last(outs)
+    asked = scene.question("en", level=(scene.races or (scene.level,))[-1])
+    assert final[page.prompt] == asked and final[page.method] == scene.settings.method
+    caption = final[page.caption]
+    if scene.key == "race":  # the Race tab, on the easy and then the hard question
+        assert final[page.tabs].selected == "race" and "<iframe" in final[page.race_view]
+        for level in scene.races:
+            assert scene.question("en", level=level) in caption
+        assert "faster than the verifier" in caption or "slower than the verifier" in caption
+        return
     trace = final[page.trace]
     s = trace.summary
-    assert (
-        final[page.prompt] == scene.question("en") and final[page.method] == scene.settings.method
-    )
-    caption = final[page.caption]
     kept = f"{s.accepted / s.drafted:.0%}" if s.drafted else "0%"
-    assert kept in caption
     if scene.key in ("sd", "cascade"):
+        assert kept in caption
         assert f"{s.new_tokens} tokens" in caption and f"{s.wall_s:.2f} s" in caption
-    if scene.key == "hard":
-        assert "came from the verifier" in caption and "states the key facts" in caption
+    if scene.key == "hard":  # the cascade's run on screen, the others quoted beside it
+        assert s.method == "spec_cascade" and "<iframe" in final[page.race_view]
+        assert "sequential cascade" in caption and "medians of 3 runs" in caption
+        assert "states the key facts" in caption
     if scene.key == "alpha":
+        assert kept in caption
         assert final[page.story_fig]["visible"] is True
         assert "dashed" in final[page.tokens]
+        assert "sets it back to 0.5" in caption  # the page says what it left at the SD end
 
 
 def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
@@ -404,20 +414,26 @@ def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
         assert claim in scene_caption("sd", trace, story, None, lang)
         own = scene_caption("sd", trace, story, None, lang, own_story=True)
         assert claim not in own and f"{story['sd']['kept']:.0%}" in own
-    # scene 3 the same way: SmolLM2 names Shakespeare, then calls the author unknown, under
-    # "only the verifier knows ... the drafter's guesses are wrong ... 0 of the 1 tokens"
-    story = {"hard": scene_numbers(trace)}
-    deferred = sum(tok.source in ("resampled", "verifier") or (tok.source == "bonus" and tok.defer)
-                   for tok in trace.tokens)  # fmt: skip
-    for lang, claim, read in (("en", "only the verifier knows", "read the answer"),
-                              ("zh", "只有验证模型知道", "请读一读回答本身")):  # fmt: skip
-        assert claim in scene_caption("hard", trace, story, None, lang)
-        own = scene_caption("hard", trace, story, None, lang, own_story=True)
-        assert claim not in own and f"{deferred} " in own and read in own, own
         # a question with no key facts on record is not said to miss one
-        story["cascade"] = story["hard"]
+        story["cascade"] = story["sd"]
         cascade = scene_caption("cascade", trace, story, None, lang, own_story=True)
         assert t("story.unchecked", lang) in cascade and t("story.wrong", lang) not in cascade
+
+
+def test_scene_three_claims_only_on_the_embedded_pair(app):
+    """Scene 3's caption on a real pair's race quotes the numbers without the embedded
+    pair's claims ("only the verifier knows"), and asks to read the answer."""
+    from speccascade.analysis.race import run_race
+    from speccascade.app.tabs.story import hard_caption
+
+    ctx, page = app
+    race = run_race(ctx.pair(*MODELS), HARD, APP_DEFAULTS, rounds=1)
+    for lang, claim, read in (("en", "only the verifier knows", "read the answer"),
+                              ("zh", "只有验证模型知道", "请读一读回答本身")):  # fmt: skip
+        assert claim in hard_caption(race, None, lang)
+        own = hard_caption(race, None, lang, own_story=True)
+        assert claim not in own and read in own, own
+        assert t("story.unchecked", lang) in own
 
 
 def test_story_scene_one_and_two_tell_the_story(app):
@@ -516,6 +532,11 @@ def test_share_link_round_trips_through_the_page_load(app):
                          "heuristic", 0.4, "en")  # fmt: skip
     query = out[page.share_link]
     assert query.startswith("?") and "rule=chow" in query
+    # the link carries the result: its page runs again, in the link's language
+    assert "_run=1" in query and "lang=en" in query
+    zh = share_query(ctx, page, HARD, *MODELS, "spec_cascade", "chow", 0.2, 3, 0.7, 40, 5,
+                     "heuristic", 0.4, "zh")[page.share_link]  # fmt: skip
+    assert "lang=zh" in zh
     params = SimpleNamespace(query_params=query[1:], session_hash="s9")
     load = localize(ctx, page, "en-US", "spec_cascade", "token_v3", 0.5, params)
     assert load[page.prompt]["value"] == HARD
@@ -984,3 +1005,23 @@ def test_a_pair_brings_its_own_examples_and_hint():
         out = localize(ctx, page, browser, "spec_cascade", "token_v3", 0.5)
         assert page.examples not in out
         assert out[page.prompt]["info"] == t("prompt.info.pair", browser, limit=200)
+
+
+def test_the_race_handler_shows_the_race_and_its_downloads(app):
+    from speccascade.app.tabs.race import start_race
+
+    ctx, page = app
+    outs = list(start_race(ctx, page, EASY, *MODELS, "token_v3", 0.5, 5, 0.0, 64, 0, "en",
+                           progress=lambda *a, **k: None))  # fmt: skip
+    final = last(outs)
+    assert final[page.tabs].selected == "race"
+    assert "<iframe" in final[page.race_view] and "Verifier alone" in final[page.race_view]
+    files = final[page.race_files]["value"]
+    assert [Path(f).suffix for f in files] == [".html", ".gif"]
+    assert Path(files[1]).read_bytes()[:6] == b"GIF89a"
+    assert "order of finish" in final[page.race_status] and EASY in final[page.race_status]
+    # bad input changes nothing but the status: an empty prompt, then a sampled race with no seed
+    for prompt, temperature, seed in (("", 0.0, 0), (EASY, 1.0, None)):
+        bad = last(start_race(ctx, page, prompt, *MODELS, "token_v3", 0.5, 5, temperature, 64,
+                              seed, "en", progress=lambda *a, **k: None))  # fmt: skip
+        assert page.race_view not in bad and "Nothing was run" in bad[page.race_status], bad

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from speccascade.analysis.quality import states_facts
-from speccascade.analysis.speed import median_wall, speedup
+from speccascade.analysis.speed import speedup
 from speccascade.core.engine import CASCADE, Settings, generate
 from speccascade.core.pair import ModelPair
 from speccascade.core.trace import Trace
@@ -51,6 +51,7 @@ class Lane:
     text: str
     correct: bool | None  # states the question's key facts (None: none on record)
     wasted_until: float | None = None  # when a sequence cascade threw its draft away
+    trace: Trace | None = field(default=None, repr=False, compare=False)  # the replayed run
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ def lane(method: str, traces: Sequence[Trace], verifier_walls: Sequence[float], 
         text=shown.text,
         correct=states_facts(shown.text, facts) if facts else None,
         wasted_until=wasted_until,
+        trace=shown,
     )
 
 
@@ -173,6 +175,5 @@ def run_race(
     )
 
 
-def race_median(race: Race, method: str) -> float:
-    """A lane's median time to the answer."""
-    return median_wall(next(x for x in race.lanes if x.method == method).walls)
+def lane_of(race: Race, method: str) -> Lane:
+    return next(x for x in race.lanes if x.method == method)

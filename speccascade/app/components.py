@@ -19,7 +19,8 @@ class Page:
     asked: gr.State  # that run's prompt (the switch offer reads it, not the box's next one)
     story: gr.State  # the story's scenes played so far, with their numbers
     compared: gr.State  # the last Compare's traces by method label (the projector re-prices)
-    # the masthead: the language switch, and the link it opens (hidden)
+    # the masthead: presentation mode, the language switch, and the link it opens (hidden)
+    present_btn: gr.Button
     lang_btn: gr.Button
     lang_query: gr.Textbox
     # the story (controls.parts is the column, tabs/*.parts each tab)
@@ -68,6 +69,11 @@ class Page:
     upload: gr.UploadButton
     share_link: gr.Textbox
     trace_json: gr.JSON
+    # Race: the approaches on one clock
+    race_btn: gr.Button
+    race_status: gr.Markdown
+    race_view: gr.HTML
+    race_files: gr.File
     # Inspect: decision plane, round replay, audit
     plane_fig: gr.Plot
     plane_note: gr.Markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from speccascade.app import controls, share
+from speccascade.app import controls, present, share
 from speccascade.app.components import Page
 from speccascade.app.context import LAUNCH, AppContext, _bind, _num, label
 from speccascade.app.controls import (
@@ -27,6 +27,7 @@ from speccascade.app.tabs import compare as compare_tab
 from speccascade.app.tabs import inspect as inspect_tab
 from speccascade.app.tabs import learn as learn_tab
 from speccascade.app.tabs import links as links_tab
+from speccascade.app.tabs import race as race_tab
 from speccascade.app.tabs import run as run_tab
 from speccascade.app.tabs import story as story_tab
 from speccascade.app.tabs import sweep as sweep_tab
@@ -54,6 +55,7 @@ def layout(config: ServeConfig) -> Page:
     with gr.Row(elem_id="masthead", equal_height=True):
         gr.Markdown(f"# {label('ui.title')}", elem_classes="sc-title", elem_id="title")
         masthead = dict(
+            **present.parts(),
             lang_btn=gr.Button(
                 label("ui.lang_switch"), elem_id="lang-switch", size="sm", scale=0, min_width=80
             ),
@@ -64,12 +66,12 @@ def layout(config: ServeConfig) -> Page:
                   story=gr.State({}), compared=gr.State(None))  # fmt: skip
     story = story_tab.parts(lang)
     with gr.Row(equal_height=False):
-        with gr.Column(scale=1, min_width=300):
+        with gr.Column(scale=1, min_width=300, elem_id="controls-col"):
             column = controls.parts(config, lang)
         with gr.Column(scale=2, min_width=300), gr.Tabs(elem_id="tabs") as tabs:
             shown, items = {}, []
             for key, tab in TABS:
-                with gr.Tab(label(f"ui.tab_{key}"), id=key) as item:
+                with gr.Tab(label(f"ui.tab_{key}"), id=key, elem_id=f"tab-{key}") as item:
                     shown.update(tab.parts(lang))
                 items.append(item)
     return Page(**states, **masthead, **story, **column, tabs=tabs, tab_items=items, **shown)
@@ -78,6 +80,7 @@ def layout(config: ServeConfig) -> Page:
 # The tabs in their order on the page: (key, module with `parts`).
 TABS = (
     ("run", run_tab),
+    ("race", race_tab),
     ("inspect", inspect_tab),
     ("compare", compare_tab),
     ("sweep", sweep_tab),
@@ -96,6 +99,8 @@ def wire(ctx: AppContext, page: Page, demo: gr.Blocks) -> None:
     opened = links_tab.wire(ctx, p)
     inspect_tab.wire(ctx, p, heavy, opened)
     compare_tab.wire(ctx, p, heavy)
+    race_tab.wire(ctx, p, heavy)
+    present.wire(p, demo)
     sweep_tab.wire(ctx, p, heavy)
     browser_lang = gr.Textbox(visible=False)
     demo.load(

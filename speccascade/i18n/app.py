@@ -112,11 +112,12 @@ STRINGS: dict[str, tuple[str, str]] = {
         "小的**起草模型**提出词元，大的**验证模型**一次性检查它们，**推迟规则**决定保留哪些草稿。"
         "可以从下面的导览开始，也可以输入问题后点击**运行**。",
     ),
-    "ui.story": ("Guided story: four scenes", "导览：四个场景"),
+    "ui.story": ("Guided story: five scenes", "导览：五个场景"),
     "ui.scene.sd": ("1 · Speculative decoding, easy question", "1 · 投机解码，简单问题"),
     "ui.scene.cascade": ("2 · Speculative cascade, same question", "2 · 投机级联，同一问题"),
     "ui.scene.hard": ("3 · A hard question", "3 · 困难问题"),
     "ui.scene.alpha": ("4 · Moving α", "4 · 调节 α"),
+    "ui.scene.race": ("5 · The race: all on one clock", "5 · 赛跑：同一时钟"),
     "ui.prompt": ("Prompt", "提示词"),
     "ui.examples": ("Examples", "示例"),
     "ui.pair": ("Model pair", "模型组合"),
@@ -438,14 +439,18 @@ STRINGS: dict[str, tuple[str, str]] = {
         "点击场景 1 开始：每个场景都会设置控件、运行，并说明该看什么。",
     ),
     "story.sd": (
-        "**Scene 1 · Speculative decoding** on an easy question. The drafter knows the answer, "
-        "but lossless SD only keeps words the verifier itself would write: it kept "
-        "{kept:.0%} of the drafter's tokens and called the verifier {calls} times for "
-        "{tokens} tokens ({s:.2f} s). Red tokens are correct drafts replaced because they were "
-        "not the verifier's own words.",
-        "**场景 1 · 投机解码**，简单问题。起草模型知道答案，但无损投机解码只保留验证模型自己会写的词："
-        "它保留了起草模型 {kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次"
-        "（{s:.2f} 秒）。红色词元是被替换掉的正确草稿，只因为它们不是验证模型自己的措辞。",
+        "**Scene 1 · Speculative decoding** on an easy question. SD is exact: its answer is "
+        "the verifier's own, token for token, and where the drafter writes what the verifier "
+        "would, it is usually faster than the verifier alone (scene 5 races them). Here the "
+        "drafter knows the answer but words it its own way, and SD keeps only the verifier's "
+        "own words: it kept {kept:.0%} of the drafter's tokens and called the verifier {calls} "
+        "times for {tokens} tokens ({s:.2f} s), so it is slow on this question. Red tokens are "
+        "correct drafts replaced because they were not the verifier's own words.",
+        "**场景 1 · 投机解码**，简单问题。投机解码是无损的：它的回答与验证模型自己的回答逐词元相同；"
+        "当起草模型写出的正是验证模型会写的内容时，它通常比单独运行验证模型更快（场景 5 让它们赛跑）。"
+        "这里起草模型知道答案，但用了自己的措辞，而投机解码只保留验证模型自己的用词：它保留了起草模型 "
+        "{kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次（{s:.2f} 秒），所以在这个问题上"
+        "它很慢。红色词元是被替换掉的正确草稿，只因为它们不是验证模型自己的措辞。",
     ),
     "story.sd.pair": (
         "**Scene 1 · Speculative decoding** on this pair's easy question. Lossless SD only "
@@ -478,34 +483,71 @@ STRINGS: dict[str, tuple[str, str]] = {
         "未经核对：这个问题没有记录在案的关键事实",
     ),
     "story.hard.pair": (
-        "**Scene 3 · A harder question** for this pair. The rule deferred to the verifier for "
-        "{from_verifier} of the {tokens} tokens (its tokens are red, or blue after a fully kept "
-        "window) and kept {kept:.0%} of the drafts. The answer {correct}; a model this small can state them and still get "
-        "the rest wrong: read the answer itself.",
-        "**场景 3 · 对这个模型对更难的问题。** 规则在 {tokens} 个词元中有 {from_verifier} 个交给了"
-        "验证模型（它的词元为红色，整窗草稿全部保留后为蓝色），草稿保留了 {kept:.0%}。回答{correct}；这么小的模型"
-        "可能说出了关键事实，其余内容却仍然有误：请读一读回答本身。",
+        "**Scene 3 · A harder question** for this pair. {seq} Speculative decoding took "
+        "{sd_s:.2f} s ({sd_x}) and the speculative cascade {casc_s:.2f} s ({casc_x}); the "
+        "verifier alone {ver_s:.2f} s. The cascade's rule deferred {fact_deferred} of the "
+        "{fact_tokens} tokens that state the key facts and kept {kept:.0%} of the drafts. The "
+        "answer {correct}; a model this small can state them and still get the rest wrong: "
+        "read the answer itself. Times are medians of {rounds} runs each; the Race tab "
+        "replays them.",
+        "**场景 3 · 对这个模型对更难的问题。** {seq}投机解码用时 {sd_s:.2f} 秒（{sd_x}），投机级联 "
+        "{casc_s:.2f} 秒（{casc_x}），仅验证模型 {ver_s:.2f} 秒。级联的规则在陈述关键事实的 "
+        "{fact_tokens} 个词元中推迟了 {fact_deferred} 个，草稿保留了 {kept:.0%}。回答{correct}；"
+        "这么小的模型可能说出了关键事实，其余内容却仍然有误：请读一读回答本身。时间是各 {rounds} "
+        "次运行的中位数；“赛跑”标签页会回放它们。",
     ),
     "story.hard": (
-        "**Scene 3 · A hard question** only the verifier knows. The drafter's guesses are "
-        "fluent but wrong, so the rule defers: {fact_deferred} of the {fact_tokens} tokens "
-        "that state the key facts came from the verifier (its tokens are red, or blue after a "
-        "fully kept window), and only {kept:.0%} of the drafts were kept. The answer "
-        "{correct}.",
-        "**场景 3 · 困难问题**，只有验证模型知道。起草模型的猜测通顺但错误，所以规则推迟："
-        "陈述关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个来自验证模型（它的词元为红色，整窗草稿全部保留后为蓝色），"
-        "草稿只保留了 {kept:.0%}。回答{correct}。",
+        "**Scene 3 · A hard question** only the verifier knows: the drafter knows the shape of "
+        "the answer but not the facts, and is unsure of them. {seq} The speculative methods do "
+        "not wait for the drafter to finish: speculative decoding took {sd_s:.2f} s ({sd_x}) "
+        "and the speculative cascade {casc_s:.2f} s ({casc_x}); the verifier alone {ver_s:.2f} "
+        "s. The cascade's rule handed the facts to the verifier ({fact_deferred} of the "
+        "{fact_tokens} tokens that state them; its tokens are red, or blue after a fully kept "
+        "window), and the answer {correct}. Times are medians of {rounds} runs each; the Race "
+        "tab replays them.",
+        "**场景 3 · 困难问题**，只有验证模型知道答案：起草模型知道回答的格式，却不知道事实，对事实也没有"
+        "把握。{seq}投机方法不必等起草模型写完：投机解码用时 {sd_s:.2f} 秒（{sd_x}），投机级联 "
+        "{casc_s:.2f} 秒（{casc_x}），仅验证模型 {ver_s:.2f} 秒。级联的规则把事实交给了验证模型（陈述"
+        "关键事实的 {fact_tokens} 个词元中有 {fact_deferred} 个；它的词元为红色，整窗草稿全部保留后为"
+        "蓝色），回答{correct}。时间是各 {rounds} 次运行的中位数；“赛跑”标签页会回放它们。",
     ),
+    "story.hard.seq_deferred": (
+        "The sequential cascade let the drafter answer first (“{draft}”), saw that it was "
+        "unsure (confidence {conf:.2f} < {bar:.2f}), threw that answer away and let the "
+        "verifier start over: {s:.2f} s, {x}.",
+        "顺序级联先让起草模型回答（“{draft}”），发现它没有把握（置信度 {conf:.2f} < {bar:.2f}），"
+        "于是丢掉这个回答，让验证模型从头再写：用时 {s:.2f} 秒，{x}。",
+    ),
+    "story.hard.seq_kept": (
+        "The sequential cascade kept the drafter's answer (confidence {conf:.2f}): {s:.2f} s, "
+        "{x}; that answer {right}.",
+        "顺序级联保留了起草模型的回答（置信度 {conf:.2f}）：用时 {s:.2f} 秒，{x}；这个回答{right}。",
+    ),
+    "story.racing": (
+        "Racing the approaches ({rounds} runs each, in turn)…",
+        "各方法赛跑中（每种轮流运行 {rounds} 次）……",
+    ),
+    "story.race": (
+        "**Scene 5 · The race.** Each approach answered the easy and then the hard question "
+        "{rounds} times, in turn; the Race tab replays their median runs together on one clock, "
+        "slowed down (▶ there plays it again). Against the verifier alone: {lines}",
+        "**场景 5 · 赛跑。** 每种方法轮流把简单问题和困难问题各回答 {rounds} 次；“赛跑”标签页把它们"
+        "的中位数那次运行放在同一个时钟上慢放回放（在那里按 ▶ 可以再放一遍）。与仅验证模型相比：{lines}",
+    ),
+    "story.race.line": ("*{question}*: {lanes}.", "*{question}*：{lanes}。"),
     "story.alpha": (
         "**Scene 4 · Moving α.** The run kept {kept:.0%} of the drafts at α = {alpha:g}. "
         "The slider now sits at α = {whatif:g}, where TokenV3 is exactly speculative "
         "decoding: the dashed outlines show the {would} drafts it would defer, recomputed "
         "from the recorded numbers without running the models. The curve below is the whole "
-        "trade-off on this question ({runs} runs): each point is one α, cost against quality.",
+        "trade-off on this question ({runs} runs): each point is one α, cost against quality. The "
+        "slider stays at α = {whatif:g} (exactly speculative decoding) for your next Run until "
+        "you move it: ↺ beside it, or scene 5, sets it back to {alpha:g}.",
         "**场景 4 · 调节 α。** 在 α = {alpha:g} 时，这次运行保留了 {kept:.0%} 的草稿。滑块现在位于 "
         "α = {whatif:g}，此时 TokenV3 恰好等于投机解码：虚线框标出它会推迟的 {would} 个草稿，"
         "这是根据记录的数值重新计算的，没有再次运行模型。下面的曲线是这个问题上完整的权衡"
-        "（共 {runs} 次运行）：每个点对应一个 α，横轴是成本，纵轴是质量。",
+        "（共 {runs} 次运行）：每个点对应一个 α，横轴是成本，纵轴是质量。滑块会停在 α = {whatif:g}"
+        "（恰好是投机解码），下次运行会沿用它，直到你移动它：点它旁边的 ↺ 或场景 5，可恢复为 {alpha:g}。",
     ),
     # -- compare --------------------------------------------------------------------------
     "ui.compare_intro": (

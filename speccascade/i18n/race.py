@@ -13,6 +13,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "这个提示词；然后把它们的中位数那次运行放在同一个时钟上一起回放，并放慢速度，便于看清。",
     ),
     "ui.race_run": ("Start the race", "开始赛跑"),
+    "ui.present": ("Present", "演示模式"),
     "ui.race_files": (
         "Download: the race as a page that plays offline, and as a GIF for slides",
         "下载：可离线播放的赛跑网页，以及用于幻灯片的 GIF",

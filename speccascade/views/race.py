@@ -218,7 +218,13 @@ document.addEventListener('keydown', e => {
   if (e.key === ' ') { e.preventDefault(); play(); }
   if (e.key === 'r' || e.key === 'R') restart();
 });
-if (new URLSearchParams(location.search).has('big')) document.body.classList.add('big');
+// presentation mode (app/present.py) enlarges the race and plays or pauses it with Space
+function big(on) { document.body.classList.toggle('big', on); tellHeight(); }
+try { if (window.parent.document.body.classList.contains('sc-present')) big(true); } catch (e) {}
+window.addEventListener('message', (e) => {
+  if (e.data && 'big' in e.data) big(Boolean(e.data.big));
+  if (e.data && e.data.toggle) play();
+});
 window.raceState = () => ({shown, longest, playing, speed});
 // inside the app's frame: tell it the page's height (tokens keep their place while hidden,
 // so the height is the finished race's from the start)

@@ -3,6 +3,8 @@ trace file restoring every panel without running a model."""
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from speccascade.app import share
@@ -14,6 +16,7 @@ from speccascade.app.context import (
     _bind,
     _message,
     check_prompt,
+    lang_code,
     log,
     settings_of,
 )
@@ -111,9 +114,14 @@ def share_query(
             method, rule, alpha, gamma, temperature, max_new_tokens, seed, draft_policy,
             draft_threshold,
         )  # fmt: skip
-        query = share.to_query(prompt, settings, preset, drafter or None, verifier or None)
+        query = share.to_query(
+            prompt, settings, preset, drafter or None, verifier or None, lang_code(lang)
+        )
     except (UserError, SpecCascadeError) as e:
         return {page.share_link: "", page.status: t("status.error", lang, message=str(e))}
+    # the link shows the result, not only the settings: the page opened from it runs again
+    # (a seeded run writes the same tokens) in the tab it was made from (LINK_JS adds it)
+    query += f"&{RUN_AGAIN_KEY}=1"
     return {page.share_link: "?" + query, page.status: t("share.link_made", lang)}
 
 
@@ -170,12 +178,19 @@ def other_lang_query(
 # reloaded page clicks Run once its controls hold the link's values, then drops the key from
 # the address (a reload or a copied address does not run again).
 RUN_AGAIN_KEY = "_run"
+# The tab a link was made from: the page opened from it shows that tab and presses its button
+# (the race and Compare run their own; every other tab shows the Run's panels).
+TAB_KEY = "_tab"
+TAB_BUTTONS = {"race": "race-run", "compare": "compare"}
 RUN_AGAIN_JS = f"""() => {{
   const u = new URL(window.location.href);
   if (u.searchParams.get('{RUN_AGAIN_KEY}') !== '1') return;
+  const tab = u.searchParams.get('{TAB_KEY}');
   u.searchParams.delete('{RUN_AGAIN_KEY}');
+  u.searchParams.delete('{TAB_KEY}');
   window.history.replaceState(null, '', u);
-  document.getElementById('run')?.click();
+  if (tab) document.getElementById('tab-' + tab + '-button')?.click();
+  document.getElementById({json.dumps(TAB_BUTTONS)}[tab] || 'run')?.click();
 }}"""
 
 
@@ -189,10 +204,14 @@ OPEN_QUERY_JS = """(q) => { if (!q) return q; const u = new URL(window.location.
 
 # The page's own address (the server sees only its API's): the link's query is written into the
 # box, the address bar and, where the browser allows it, the clipboard.
-LINK_JS = """(q) => { if (!q) return q; const u = new URL(window.location.href);
-    u.search = q; window.history.replaceState(null, '', u);
-    if (navigator.clipboard) navigator.clipboard.writeText(u.toString()).catch(() => {});
-    return u.toString(); }"""
+LINK_JS = f"""(q) => {{ if (!q) return q; const u = new URL(window.location.href);
+    u.search = q;
+    const tab = document.querySelector('#tabs [role="tab"][aria-selected="true"]');
+    const key = tab && tab.id ? tab.id.replace(/^tab-/, '').replace(/-button$/, '') : '';
+    if (key && key !== 'run') u.searchParams.set('{TAB_KEY}', key);
+    window.history.replaceState(null, '', u);
+    if (navigator.clipboard) navigator.clipboard.writeText(u.toString()).catch(() => {{}});
+    return u.toString(); }}"""
 
 
 def wire(ctx: AppContext, page: Page):

@@ -14,22 +14,35 @@ from speccascade.analysis.compare import (
 )
 from speccascade.analysis.evalsets import find_item, story_question
 from speccascade.analysis.quality import fact_token_mask, states_facts
+from speccascade.analysis.race import lane_of
 from speccascade.analysis.verdict import whatif
 from speccascade.app.components import Page
-from speccascade.app.context import AppContext, _bind, _session, label
+from speccascade.app.context import (
+    _USER_ERRORS,
+    AppContext,
+    UserError,
+    _bind,
+    _message,
+    _session,
+    label,
+)
 from speccascade.app.controls import alpha_update, rule_markdown
 from speccascade.app.plot import slide_plot
-from speccascade.app.tabs.run import _execute, offer_event
+from speccascade.app.tabs.race import RACE_ROUNDS, race_outputs, races_for
+from speccascade.app.tabs.run import _execute, _shown, offer_event
 from speccascade.app.tabs.whatif import whatif_note
 from speccascade.core.engine import (
     APP_DEFAULTS,
+    CASCADE,
     Settings,
 )
+from speccascade.core.rules import RULES
 from speccascade.core.trace import Trace
 from speccascade.i18n import t
 from speccascade.models.presets import PRESETS
 from speccascade.views.compare import quality_latency
 from speccascade.views.heatmap import inspector
+from speccascade.views.race import lane_label
 from speccascade.views.style import rule_for
 from speccascade.views.tokens import token_html
 
@@ -44,14 +57,16 @@ class Scene:
     settings: Settings
     whatif_alpha: float | None = None  # recolour the run at this alpha afterwards
     sweep: bool = False  # then draw the rule's trade-off curve on the same question
+    races: tuple[str, ...] = ()  # race the approaches on these levels' questions instead
 
-    def question(self, lang: str = "en", preset: str | None = None) -> str:
+    def question(self, lang: str = "en", preset: str | None = None, level: str = "") -> str:
         """The scene's question: the preset's own story where it has one (a real model pair
         knows other things than the embedded one), else the embedded pair's in `lang`."""
+        level = level or self.level
         own = own_story(preset)
         if own is not None:
-            return own[0 if self.level == "easy" else 1]
-        return story_question(self.level, "zh" if lang.startswith("zh") else "en")
+            return own[0 if level == "easy" else 1]
+        return story_question(level, "zh" if lang.startswith("zh") else "en")
 
 
 def own_story(preset: str | None) -> tuple[str, str] | None:
@@ -67,11 +82,16 @@ SCENES: tuple[Scene, ...] = (
     Scene("sd", "easy", _SD),
     # 2. the speculative cascade on the same question: the drafter's correct answer is kept
     Scene("cascade", "easy", APP_DEFAULTS),
-    # 3. a hard question: the rule hands the facts to the verifier
-    Scene("hard", "hard", APP_DEFAULTS),
+    # 3. a hard question: the rule hands the facts to the verifier; the sequence cascade's
+    #    draft is thrown away and the verifier starts over, beside SD and the cascade (raced:
+    #    the cascade's run is shown, the others' medians quoted)
+    Scene("hard", "hard", APP_DEFAULTS, races=("hard",)),
     # 4. moving alpha: at alpha < 0 TokenV3 is exactly SD; the what-if shows what it would
     #    defer, the sweep the whole trade-off
     Scene("alpha", "easy", APP_DEFAULTS, whatif_alpha=-0.1, sweep=True),
+    # 5. the race on the easy and then the hard question (and the controls back at the
+    #    defaults, which scene 4 left at the SD end)
+    Scene("race", "easy", APP_DEFAULTS, races=("easy", "hard")),
 )
 SCENE = {s.key: s for s in SCENES}
 
@@ -96,17 +116,14 @@ def play_scene(
     """One story scene: set the controls, run, then caption the run with its own numbers
     (scene 4's curve box opens at the click, at the curve's height: page.css)."""
     scene = SCENE[key]
+    if scene.races:
+        yield from play_race_scene(ctx, page, scene, story, [preset, drafter, verifier], lang)
+        return
     s = scene.settings
     models = [preset, drafter, verifier]
     question = scene.question(lang, preset)
     controls = {
-        page.prompt: question,
-        page.method: s.method,
-        page.rule: gr.update(value=s.rule or APP_DEFAULTS.rule, interactive=bool(s.rule)),
-        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
-        page.rule_md: rule_markdown(s.method, s.rule, lang),
-        page.temperature: s.temperature,
-        page.gamma: s.gamma,
+        **scene_controls(page, scene, question, lang),
         page.tabs: gr.Tabs(selected="run"),
         page.story_fig: gr.update(visible=key == "alpha", value=None),  # opens at the click
         page.caption: "",
@@ -160,6 +177,113 @@ def play_scene(
     }
 
 
+def scene_controls(page: Page, scene: Scene, question: str, lang: str) -> dict:
+    """The controls a scene sets (the story's own settings, so the page shows what ran)."""
+    s = scene.settings
+    return {
+        page.prompt: question,
+        page.method: s.method,
+        page.rule: gr.update(value=s.rule or APP_DEFAULTS.rule, interactive=bool(s.rule)),
+        page.alpha: alpha_update(s.method, s.rule, s.alpha, lang),
+        page.rule_md: rule_markdown(s.method, s.rule, lang),
+        page.temperature: s.temperature,
+        page.gamma: s.gamma,
+    }
+
+
+def play_race_scene(ctx: AppContext, page: Page, scene: Scene, story: dict, models, lang):
+    """Scenes 3 and 5: the approaches raced on the scene's questions. Scene 3 shows the
+    speculative cascade's run in the Run tab and quotes the others; scene 5 opens the Race
+    tab on the easy and then the hard question."""
+    preset = models[0]
+    questions = [scene.question(lang, preset, level) for level in scene.races]
+    tab = "race" if scene.key == "race" else "run"
+    yield {
+        **scene_controls(page, scene, questions[-1], lang),
+        page.tabs: gr.Tabs(selected=tab),
+        page.story_fig: gr.update(visible=False, value=None),
+        page.caption: t("story.racing", lang, rounds=RACE_ROUNDS),
+        page.race_status: t("race.running", lang, rounds=RACE_ROUNDS),
+    }
+    settings = replace(scene.settings, max_new_tokens=min(scene.settings.max_new_tokens,
+                                                          ctx.config.max_new_tokens))  # fmt: skip
+    try:
+        races = races_for(ctx, questions, settings, models, lang, lambda _: None)
+    except (UserError, *_USER_ERRORS) as e:
+        yield {page.caption: t("status.error", lang, message=_message(e, lang))}
+        return
+    out = race_outputs(page, races, lang)
+    own = own_story(preset) is not None
+    if scene.key == "hard":
+        race = races[0]
+        shown = lane_of(race, CASCADE).trace
+        out.update(_shown(ctx, page, shown, models, lang, race.question))
+        caption = hard_caption(race, find_item(race.question), lang, own)
+    else:
+        caption = race_caption(races, lang)
+    story = {**(story or {}), scene.key: {"races": len(races)}}
+    yield {**out, page.story: story, page.caption: with_answer_link(caption, lang)}
+
+
+def speed_words(x: float, lang: str) -> str:
+    """ "2.31x faster" / "1.52x slower" (than the verifier alone) from a speed-up."""
+    if abs(x - 1) < 0.05:
+        return t("race.same", lang)
+    key = "race.faster" if x > 1 else "race.slower"
+    return t(key, lang, x=f"{x if x > 1 else 1 / x:.2f}")
+
+
+def hard_caption(race, item, lang: str, own_story: bool = False) -> str:
+    """Scene 3: the speculative cascade's run (on screen) beside the sequence cascade's
+    thrown-away draft and SD, each timed by its median run."""
+    ver, seq = lane_of(race, "verifier"), lane_of(race, "seq_cascade")
+    sd, casc = lane_of(race, "speculative"), lane_of(race, CASCADE)
+    trace = casc.trace
+    mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
+    facts = [tok for tok, m in zip(trace.tokens, mask) if m]
+    correct = t("story.unchecked", lang) if item is None else t(
+        "story.correct" if casc.correct else "story.wrong", lang)  # fmt: skip
+    extra = seq.trace.extra
+    timed = dict(s=seq.finish_s, x=speed_words(seq.speedup, lang))
+    if extra.get("deferred"):
+        draft = extra.get("draft_text", "").strip()
+        seq_text = t("story.hard.seq_deferred", lang, draft=draft[:80] + ("…" if len(draft) > 80 else ""),
+                     conf=extra.get("sequence_confidence", 0.0),
+                     bar=1 - RULES["chow"].alpha_default, **timed)  # fmt: skip
+    else:
+        right = t("story.correct" if seq.correct else "story.wrong", lang)
+        seq_text = t("story.hard.seq_kept", lang, conf=extra.get("sequence_confidence", 0.0),
+                     right=right, **timed)  # fmt: skip
+    return t(
+        "story.hard.pair" if own_story else "story.hard",
+        lang,
+        seq=seq_text,
+        ver_s=ver.finish_s,
+        sd_s=sd.finish_s,
+        sd_x=speed_words(sd.speedup, lang),
+        casc_s=casc.finish_s,
+        casc_x=speed_words(casc.speedup, lang),
+        fact_tokens=len(facts),
+        fact_deferred=sum(map(verifier_token, facts)),
+        kept=trace.summary.accepted / trace.summary.drafted if trace.summary.drafted else 0.0,
+        correct=correct,
+        rounds=race.rounds,
+    )
+
+
+def race_caption(races, lang: str) -> str:
+    """Scene 5: each question's lanes by speed, from the one speed function."""
+    parts = []
+    for race in races:
+        lanes = ", ".join(
+            f"{lane_label(x.method, x.rule, lang)} {speed_words(x.speedup, lang)}"
+            for x in race.lanes
+            if x.method != "verifier"
+        )
+        parts.append(t("story.race.line", lang, question=race.question, lanes=lanes))
+    return t("story.race", lang, rounds=races[0].rounds, lines=" ".join(parts))
+
+
 def scene_numbers(trace: Trace) -> dict:
     """What a scene's caption quotes from its run."""
     s = trace.summary
@@ -180,7 +304,8 @@ def with_answer_link(caption: str, lang: str) -> str:
 def scene_caption(
     key: str, trace: Trace, story: dict, item, lang: str, own_story: bool = False
 ) -> str:
-    """Scenes 1-3: what to look at, with the run's numbers (and scene 1's, beside scene 2's).
+    """Scenes 1 and 2: what to look at, with the run's numbers (and scene 1's beside scene
+    2's).
     A pair with its own story (a real small model) gets scene 1 without the embedded pair's
     claim that the drafter knows the answer (SmolLM2's drafter invented one for Helen Hayes)."""
     numbers = story[key]
@@ -192,24 +317,9 @@ def scene_caption(
         )
     if key == "sd":
         return t("story.sd.pair" if own_story else "story.sd", lang, **numbers)
-    if key == "cascade":
-        before = story.get("sd")
-        versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
-        return t("story.cascade", lang, versus=versus, correct=correct, **numbers)
-    mask = fact_token_mask([tok.text for tok in trace.tokens], item.facts if item else ())
-    fact_tokens = [tok for tok, m in zip(trace.tokens, mask) if m]
-    # a real small pair gets the run's numbers without the embedded pair's claims ("only the
-    # verifier knows", "the drafter's guesses are wrong"): SmolLM2's answer to its hard
-    # question names Shakespeare and then calls the author unknown
-    return t(
-        "story.hard.pair" if own_story else "story.hard",
-        lang,
-        fact_tokens=len(fact_tokens),
-        fact_deferred=sum(map(verifier_token, fact_tokens)),
-        from_verifier=sum(map(verifier_token, trace.tokens)),
-        correct=correct,
-        **numbers,
-    )
+    before = story.get("sd")
+    versus = t("story.versus", lang, calls=before["calls"], s=before["s"]) if before else ""
+    return t("story.cascade", lang, versus=versus, correct=correct, **numbers)
 
 
 def tradeoff_curve(pair, question: str, item, settings: Settings, lang: str) -> tuple:
@@ -253,7 +363,8 @@ def wire(ctx: AppContext, page: Page, heavy: dict, alpha_typed) -> None:
     p = page
     outputs = [
         *p.run_outputs, p.prompt, p.method, p.rule, p.alpha, p.rule_md, p.temperature, p.gamma,
-        p.tabs, p.story_fig, p.caption, p.story, p.sweep_fig,
+        p.tabs, p.story_fig, p.caption, p.story, p.sweep_fig, p.race_status, p.race_view,
+        p.race_files,
     ]  # fmt: skip
     for scene, btn in zip(SCENES, p.scene_btns):
         btn.click(
