@@ -35,7 +35,20 @@ def test_generate_prints_text_and_summary(tiny_dirs, capsys):
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "token_v2 (alpha=0.2)" in out and "acceptance rate" in out and "verifier calls" in out
+    # the same run through the library: the same text, calls and acceptance as printed
+    from speccascade import generate, load_pair
+
+    tr = generate(load_pair(d, v), "hello", method="spec_cascade", rule="token_v2", alpha=0.2,
+                  gamma=3, max_new_tokens=12)  # fmt: skip
+    s = tr.summary
+    assert out.startswith(tr.text) and "token_v2 (alpha=0.2)" in out and s.drafted > 0
+    assert re.search(
+        rf"forward calls\s+drafter {s.drafter_calls}, verifier {s.verifier_calls}\n", out
+    )
+    assert re.search(rf"verifier calls/token\s+{s.verifier_calls / s.new_tokens:.3f}\n", out)
+    assert re.search(
+        rf"acceptance rate\s+{s.accepted / s.drafted:.3f} of {s.drafted} drafts\n", out
+    )
 
 
 def test_generate_json_is_the_trace(tiny_dirs, capsys):

@@ -4,6 +4,7 @@ the round replay reads. The law checks under each policy are in test_engine.py."
 from __future__ import annotations
 
 import pytest
+import torch
 
 from speccascade.core.drafting import DRAFT_POLICIES, MAX_WINDOW
 from speccascade.core.engine import generate
@@ -62,17 +63,31 @@ def test_windows_follow_each_policy(llama_pair):
         full = before.accepted == before.drafted
         assert after.window == (min(before.window + 2, 32) if full else max(1, before.window - 1))
 
-    conf = generate(llama_pair, "hi", draft_policy="confidence", draft_threshold=0.5, **kw)
-    assert conf.summary.draft_threshold == 0.5
-    emitted = 0
+    # the tiny drafter's max q lies around 0.05-0.15 here: a threshold of 0.1 cuts some
+    # windows after their first draft, some after a sure first draft, and leaves some whole
+    conf = generate(llama_pair, "hi", draft_policy="confidence", draft_threshold=0.1, **kw)
+    assert conf.summary.draft_threshold == 0.1
+    # a window ends exactly after the first draft the drafter was unsure of (max q < 0.1 at
+    # T = 1), and runs to its full room where it was sure of every draft. The drafter's max q
+    # is recomputed from the drafter model's own forward on the run's context, not read from
+    # the trace.
+    context = list(conf.prompt_ids)
+    ends = []  # per round: the draft it ended after (None: it ran to its room)
     for r in conf.rounds:
-        room = min(r.window, 40 - emitted)
-        # a window ends early exactly after the first draft the drafter was unsure of
-        unsure = [i for i, d in enumerate(r.drafts) if d.max_q < 0.5]
-        assert unsure == ([r.drafted - 1] if r.drafted < room else unsure)
-        if r.drafted < room:
-            assert all(d.max_q >= 0.5 for d in r.drafts[:-1])
-        emitted += r.emitted
+        room = min(r.window, 40 - (len(context) - len(conf.prompt_ids)))
+        with torch.no_grad():
+            ids = torch.tensor([context + r.draft_ids])
+            logits = llama_pair.drafter(ids).logits[0, len(context) - 1 : -1]
+        max_q = torch.softmax(logits[:, : llama_pair.vocab_size].double(), -1).amax(-1).tolist()
+        assert max_q == pytest.approx([d.max_q for d in r.drafts], abs=1e-5)
+        assert not any(abs(m - 0.1) < 1e-5 for m in max_q)  # no tie at the threshold here
+        unsure = [i for i, m in enumerate(max_q) if m < 0.1]
+        assert r.drafted == (unsure[0] + 1 if unsure else room), (r.index, max_q, room)
+        ends.append(unsure[0] if unsure else None)
+        context += [t.token_id for t in conf.tokens if t.round == r.index]
+    # every case of the rule was exercised: cut after the first draft, cut after a sure
+    # draft, and a whole window
+    assert 0 in ends and any(e and e > 0 for e in ends) and None in ends, ends
 
 
 def test_draft_records_replay_the_accept_test(pair):

@@ -388,7 +388,14 @@ def test_cli_show_checks_and_summarises_a_trace_file(demo_trace, demo_file, tmp_
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(demo_trace.text)
-    assert "token_v3 (alpha=0.5)" in out and "acceptance rate" in out
+    s = demo_trace.summary
+    assert "token_v3 (alpha=0.5)" in out and s.drafted > 0
+    assert re.search(
+        rf"acceptance rate\s+{s.accepted / s.drafted:.3f} of {s.drafted} drafts\n", out
+    )
+    assert re.search(
+        rf"forward calls\s+drafter {s.drafter_calls}, verifier {s.verifier_calls}\n", out
+    )
 
     data = json.loads(demo_file)
     data["tokens"][2]["position"] = 9

@@ -230,7 +230,11 @@ def test_a_typed_alpha_outside_the_range_is_set_to_the_nearest_end(app):
     trace = last(run(app))[page.trace]
     out = show_whatif(ctx, page, trace, 7, 2, *MODELS)
     assert out[page.alpha]["value"] == 1.0 and "between -0.1 and 1" in out[page.whatif_note]
-    assert "α = 1" in out[page.insp].to_dict()["data"][-1]["name"] or out[page.insp] is not None
+    # everything else is what typing the end itself shows: the strip and the inspector at 1
+    at_end = show_whatif(ctx, page, trace, 1.0, 2, *MODELS)
+    assert out[page.tokens] == at_end[page.tokens]
+    assert out[page.insp].to_dict() == at_end[page.insp].to_dict()
+    assert out[page.insp].to_dict()["data"][-1]["name"] == "TokenV3 keeps (α = 1)"
 
 
 def test_own_runs_clear_the_story_caption():
@@ -956,19 +960,40 @@ def test_the_rule_zoo_view_compares_rules_at_matched_deferral_rates(app):
     assert "token budget" in big[v.zoo_note]
 
 
-def test_the_audit_view_checks_the_current_settings(app):
+AUDIT_RUNS = 200  # the handler test's sample count: fixed, not sized by this machine's speed
 
+
+def test_the_audit_view_checks_the_current_settings(app, monkeypatch):
+    """The handler audits the page's settings with the slider's time budget. The audit sizes
+    its sample count from that budget and this machine's speed; here the count is fixed
+    (seeds 0..199 at the audit's level 0.01: a correct loop misses "Consistent" with
+    probability at most 1%), and the budget the handler passed is checked."""
+    from speccascade.analysis import audit as audit_module
+    from speccascade.app.tabs import inspect
+
+    calls = []
+
+    def fixed_runs(pair, prompt, settings, **kw):
+        calls.append(kw)
+        return audit_module.audit(pair, prompt, settings, **{**kw, "samples": AUDIT_RUNS})
+
+    monkeypatch.setattr(inspect, "audit", fixed_runs)
     ctx, page = app
     v = page
     # T = 2: the retrained verifier is all but sure of Buzz Aldrin's first tokens at T = 1
     # (one outcome per position: "Nothing to test"), a flatter law gives the test something
     settings = settings_of("speculative", None, None, 4, 2.0, 8, 0)
     out = audit_view(ctx, page, "Who is Buzz Aldrin?", MODELS, settings, 2, 10, "en")
+    assert calls == [dict(positions=2, seconds=10.0)]
     assert out[v.audit_note].startswith("Consistent with the promised law (the verifier's law p)")
+    assert f"({AUDIT_RUNS} runs, " in out[v.audit_note]
     frame = out[v.audit_table]["value"]
     assert list(frame.iloc[:, 0]) == [1, 2] and out[v.audit_fig] is not None
     zh = audit_view(ctx, page, "布兹·奥尔德林是谁？", MODELS, settings, 1, 10, "zh")
-    assert zh[v.audit_note].startswith("与承诺的分布")
+    assert calls[1] == dict(positions=1, seconds=10.0)
+    assert (
+        zh[v.audit_note].startswith("与承诺的分布") and f"{AUDIT_RUNS} 次运行" in zh[v.audit_note]
+    )
     for bad in (("", 2, 10), ("Who is Buzz Aldrin?", 9, 10), ("Who is Buzz Aldrin?", 2, 999)):
         out = audit_view(ctx, page, bad[0], MODELS, settings, bad[1], bad[2], "en")
         assert out[v.audit_note].startswith("Nothing was run") and not out[v.audit_table]["visible"]
