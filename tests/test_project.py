@@ -11,6 +11,7 @@ import re
 import statistics
 from collections import Counter
 
+import needs
 import pytest
 import torch
 
@@ -542,8 +543,8 @@ def test_honesty_check_measured_profile_predicts_wall_time(demo):
         for rep in reports
         for r in rep.rows
     ] + [{"drift": [round(rep.drift, 3) for rep in reports]}]
-    if not quiet:
-        pytest.skip(f"the machine's speed drifted under every attempt: {detail}")
+    if not quiet:  # skips, or fails under SPECCASCADE_REQUIRE_QUIET=1 (tests/needs.py)
+        needs.missing("QUIET", f"the machine's speed drifted under every attempt: {detail}")
     assert within == {r.label for r in quiet[-1].rows}, detail
     reports = quiet
     rows = reports[-1].rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import zlib
 
 import pytest
 import torch
@@ -62,7 +63,8 @@ def test_target_is_a_law_and_emission_follows_it(name, temperature):
     """Fact 3 by exact enumeration: pi >= 0 sums to 1, and the accept test plus the residual
     emit exactly pi (lossy SD: its derived law)."""
     rule = RULES[name]
-    q1, p1 = random_laws(seed=hash(name) % 1000)
+    # a stable seed per rule (str hash() is salted per process: PYTHONHASHSEED)
+    q1, p1 = random_laws(seed=zlib.crc32(name.encode()) % 1000)
     q, p = scaled(q1, temperature), scaled(p1, temperature)
     lo, hi = max(rule.slider[0], -1e9), min(rule.slider[1], 1e9)
     for alpha in torch.linspace(lo, hi, 5).tolist():
@@ -133,13 +135,15 @@ def test_chow_at_zero_defers_unless_drafter_is_certain():
     assert t.defer.all() and torch.equal(t.law, p1)
 
 
-@pytest.mark.parametrize("name", ALL)
+# the rules without a parameter (SD, block verification) have no drafter-only end
+WITH_ALPHA = [name for name in ALL if RULES[name].has_alpha]
+
+
+@pytest.mark.parametrize("name", WITH_ALPHA)
 def test_drafter_end_is_exactly_q_with_zero_residual(name):
     """Fact 2: the drafter-only alpha gives pi = q, every draft accepted, residual all zero and
     never normalised (no NaN)."""
     rule = RULES[name]
-    if not rule.has_alpha:
-        pytest.skip(f"{name} has no parameter, so no drafter-only end")
     q1, p1 = random_laws(seed=13)
     t = build_target(rule, rule.alpha_drafter, q1, p1, q1, p1)
     torch.testing.assert_close(t.law, q1, atol=0, rtol=0)

@@ -449,10 +449,13 @@ def test_bold_text_renders_bold_in_both_languages():
     """CommonMark reads "**" as bold only where it flanks: a closing "**" after a full-width
     colon and before a Chinese character stays two asterisks ("**这个回答在重复自己：**其中…"
     showed them on the page). Every string's pairs render, as the page's Markdown reads them."""
+    # CommonMark in Python, as Gradio's front end reads Markdown: markdown-it-py comes with
+    # gradio (typer -> rich -> markdown-it-py), so it is always here
+    from markdown_it import MarkdownIt
+
     from speccascade.i18n import STRINGS
 
-    # CommonMark in Python, as Gradio's front end reads Markdown (here through rich)
-    render = pytest.importorskip("markdown_it").MarkdownIt().render
+    render = MarkdownIt().render
     shown = [(key, s) for key, pair in STRINGS.items() for s in pair if s.count("**") >= 2]
     assert shown
     bad = [(k, s[:60]) for k, s in shown if render(s).count("<strong>") != s.count("**") // 2]
