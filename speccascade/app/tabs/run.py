@@ -239,9 +239,13 @@ def _execute(
         check_budget(settings.max_new_tokens, 1, ctx.config, lang)
         settings.validated(ctx.config.max_new_tokens)
         if not ctx.measured(*models):  # a first load: a hub pair's shows its download
-            yield {page.status: t("status.loading", lang)}
+            shown = t("status.loading", lang)
+            yield {page.status: shown}
             for _ in waiting(lambda: ctx.measured_profile(*models)):
-                yield {page.status: loading_status(models, lang)}
+                now = loading_status(models, lang)
+                if now != shown:  # only what changed: a download's progress
+                    shown = now
+                    yield {page.status: now}
         pair = ctx.pair(*models)
         check_context(pair, prompt, settings.chat, lang)
     except (UserError, *_USER_ERRORS) as e:
