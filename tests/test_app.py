@@ -100,6 +100,7 @@ RUN_OUTPUTS = (
     "drafting",
     "drafting_note",
     "learn",
+    "answer_note",
     "status",
 )
 

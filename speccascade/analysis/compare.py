@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from speccascade.analysis import speed
 from speccascade.analysis.quality import fact_hits, rouge_l, states_facts
-from speccascade.analysis.speed import median_wall, speedup
 from speccascade.core.engine import CASCADE, METHOD_REGISTRY, Settings, generate
 from speccascade.core.pair import ModelPair
 from speccascade.core.rules import RULES
@@ -110,7 +110,7 @@ def _table(
     base = traces[first]
     rows = []
     for v, tr in traces.items():
-        s, wall = tr.summary, median_wall(walls[v])
+        s, wall = tr.summary, speed.median_wall(walls[v])
         rows.append(
             {
                 "method": v.label,
@@ -118,7 +118,7 @@ def _table(
                 "tokens": s.new_tokens,
                 "wall_s": wall,
                 "runs": len(walls[v]),
-                "speedup": speedup(walls[first], walls[v]),
+                "speedup": speed.speedup(walls[first], walls[v]),
                 "verifier_calls_per_token": s.verifier_calls_per_token,
                 "acceptance_rate": s.acceptance_rate,
                 "quality_vs_verifier": rouge_l(tr.text, base.text),

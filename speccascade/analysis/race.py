@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from speccascade.analysis import speed
 from speccascade.analysis.quality import states_facts
-from speccascade.analysis.speed import speedup
 from speccascade.core.engine import CASCADE, Settings, generate
 from speccascade.core.pair import ModelPair
 from speccascade.core.trace import Trace
@@ -119,7 +119,7 @@ def lane(method: str, traces: Sequence[Trace], verifier_walls: Sequence[float], 
         calls=lane_calls(shown),
         finish_s=shown.summary.wall_s,
         walls=walls,
-        speedup=speedup(verifier_walls, walls),
+        speedup=speed.speedup(verifier_walls, walls),
         text=shown.text,
         correct=states_facts(shown.text, facts) if facts else None,
         wasted_until=wasted_until,

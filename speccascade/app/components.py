@@ -17,6 +17,7 @@ class Page:
     lang: gr.State
     trace: gr.State  # the last run (a run, a scene, a restored file)
     asked: gr.State  # that run's prompt (the switch offer reads it, not the box's next one)
+    shown_pair: gr.State  # that run's pair: [preset, drafter, verifier]
     story: gr.State  # the story's scenes played so far, with their numbers
     compared: gr.State  # the last Compare's traces by method label (the projector re-prices)
     # the masthead: presentation mode, the language switch, and the link it opens (hidden)
@@ -54,6 +55,7 @@ class Page:
     switch_btn: gr.Button
     verdict: gr.Markdown
     status: gr.Markdown
+    answer_note: gr.Markdown  # the pair that answered, and whether it was another question
     legend: gr.HTML
     tokens: gr.HTML
     whatif_note: gr.Markdown
@@ -149,5 +151,6 @@ class Page:
         return [
             self.tokens, self.heat, self.timeline, self.stats, self.trace_json, self.position,
             self.insp, self.files, self.verdict, self.whatif_note, self.drafting,
-            self.drafting_note, self.learn, self.status, self.trace, self.asked,
+            self.drafting_note, self.learn, self.answer_note, self.status, self.trace,
+            self.asked, self.shown_pair,
         ]  # fmt: skip

@@ -9,16 +9,32 @@ from speccascade.analysis.calibrate import CALIBRATABLE
 from speccascade.analysis.evalsets import SHOWCASE
 from speccascade.app.components import Page
 from speccascade.app.context import LATEX, _bind, _finite, _num, label
-from speccascade.app.serving import PRESET_CHOICES, ServeConfig
+from speccascade.app.serving import ServeConfig
 from speccascade.core.drafting import DRAFT_POLICIES
 from speccascade.core.engine import (
     APP_DEFAULTS,
     METHOD_REGISTRY,
 )
 from speccascade.core.rules import RULES, SPEC_CASCADE_RULES
-from speccascade.i18n import lang_of, method_label, policy_label, t
+from speccascade.i18n import has, lang_of, method_label, policy_label, t
 from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.style import rule_for
+
+
+def pair_label(preset: str | None, lang: str, drafter: str = "", verifier: str = "") -> str:
+    """A model pair in users' words (custom models: their ids)."""
+    if drafter or verifier:
+        return t("pair.custom", lang, drafter=drafter or "?", verifier=verifier or "?")
+    name = preset or DEFAULT_PRESET
+    chosen = PRESETS.get(name)
+    words = t(f"pair.{name}", lang) if has(f"pair.{name}") else (chosen.label if chosen else name)
+    if chosen is not None and not chosen.available():
+        words += t("pair.unavailable", lang)
+    return words
+
+
+def pair_choices(lang: str) -> list[tuple[str, str]]:
+    return [(pair_label(name, lang), name) for name in PRESETS]
 
 
 def method_choices(lang: str) -> list[tuple[str, str]]:
@@ -158,6 +174,10 @@ def parts(config: ServeConfig, lang: str = "en") -> dict:
         label=label("ui.prompt"), value=shown["samples"][0][0], lines=2, max_lines=6,
         info=prompt_info(lang, config.preset, config.max_prompt_chars), elem_id="prompt",
     )  # fmt: skip
+    # the pair answers the prompt: its selector sits with it (it was last under More settings)
+    preset = gr.Dropdown(
+        pair_choices(lang), value=config.preset, label=label("ui.pair"), elem_id="pair"
+    )
     with gr.Row():
         run_btn = gr.Button(label("ui.run"), variant="primary", elem_id="run", scale=2)
         stop_btn = gr.Button(label("ui.stop"), variant="stop", elem_id="stop", scale=1)
@@ -183,12 +203,14 @@ def parts(config: ServeConfig, lang: str = "en") -> dict:
         more = more_parts(config, lang)
     return dict(
         prompt=prompt, run_btn=run_btn, stop_btn=stop_btn, examples=examples, method=method,
-        rule=rule, alpha=alpha, rule_md=rule_md, compare_btn=compare_btn, **more,
+        rule=rule, alpha=alpha, rule_md=rule_md, compare_btn=compare_btn, preset=preset,
+        **more,
     )  # fmt: skip
 
 
 def more_parts(config: ServeConfig, lang: str) -> dict:
-    """More settings: gamma, temperature, max new tokens, seed, the draft policy, the pair."""
+    """More settings: gamma, temperature, max new tokens, seed, the draft policy, custom
+    models."""
     gamma = gr.Slider(1, 12, value=APP_DEFAULTS.gamma, step=1, label=label("ui.gamma"))
     temperature = gr.Slider(
         0, 2, value=APP_DEFAULTS.temperature, step=0.05, label=label("ui.temperature"),
@@ -208,14 +230,13 @@ def more_parts(config: ServeConfig, lang: str) -> dict:
         interactive=DRAFT_POLICIES[APP_DEFAULTS.draft_policy].stops_early,
         elem_id="draft-threshold",
     )  # fmt: skip
-    preset = gr.Dropdown(PRESET_CHOICES, value=config.preset, label=label("ui.pair"))
     with gr.Row(visible=config.allow_custom_models):
         drafter = gr.Textbox("", label=label("ui.custom_drafter"), placeholder="owner/name")
         verifier = gr.Textbox("", label=label("ui.custom_verifier"), placeholder="owner/name")
     return dict(
         gamma=gamma, temperature=temperature, max_new=max_new, seed=seed,
-        draft_policy=draft_policy, draft_threshold=draft_threshold, preset=preset,
-        drafter=drafter, verifier=verifier,
+        draft_policy=draft_policy, draft_threshold=draft_threshold, drafter=drafter,
+        verifier=verifier,
     )  # fmt: skip
 
 

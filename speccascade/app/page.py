@@ -13,6 +13,7 @@ from speccascade.app.controls import (
     calibratable_choices,
     examples_for,
     method_choices,
+    pair_choices,
     policy_choices,
     prompt_info,
     rule_choices,
@@ -63,6 +64,7 @@ def layout(config: ServeConfig) -> Page:
         )
     gr.Markdown(label("ui.intro"), elem_classes="sc-intro")
     states = dict(lang=gr.State("en"), trace=gr.State(None), asked=gr.State(""),
+                  shown_pair=gr.State(None),
                   story=gr.State({}), compared=gr.State(None))  # fmt: skip
     story = story_tab.parts(lang)
     with gr.Row(equal_height=False):
@@ -183,6 +185,7 @@ def localize(
         page.method: gr.update(choices=method_choices(lang)),
         page.rule: gr.update(choices=rule_choices(lang)),
         page.draft_policy: gr.update(choices=policy_choices(lang)),
+        page.preset: gr.update(choices=pair_choices(lang)),
         page.proj_profile: gr.update(choices=profile_choices(lang)),
         page.cal_rules: gr.update(choices=calibratable_choices(lang)),
         page.zoo_rules: gr.update(choices=calibratable_choices(lang)),
@@ -218,7 +221,7 @@ def _restored(page: Page, shared, info: str, lang: str) -> dict:
         **_run_controls(page, s, lang),
         page.max_new: s.max_new_tokens,
         page.seed: s.seed,
-        page.preset: shared.preset or "demo",
+        page.preset: gr.update(value=shared.preset or "demo", choices=pair_choices(lang)),
         page.drafter: shared.drafter or "",
         page.verifier: shared.verifier or "",
         page.status: t("share.restored", lang)

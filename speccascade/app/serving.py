@@ -310,6 +310,3 @@ def waiting(work: Callable[[], object], interval: float = 0.5) -> Iterator[None]
     if isinstance(out[0], BaseException):
         raise out[0]
     return out[0]
-
-
-PRESET_CHOICES = [(f"{p.name}: {p.description}", p.name) for p in PRESETS.values()]

@@ -359,43 +359,48 @@ STRINGS: dict[str, tuple[str, str]] = {
         "仅验证模型用 {s:.2f} 秒生成了 {tokens} 个词元：这是其他方法的比较基准。",
     ),
     "verdict.faster": (
-        "; at this machine's measured cost per model call, about {x:.1f}× faster than the "
-        "verifier alone.",
-        "；按本机实测的每次模型调用开销计，比仅用验证模型快约 {x:.1f} 倍。",
+        "; {x:.2f}× faster than the verifier alone to the whole answer (medians of {runs} "
+        "interleaved runs each).",
+        "；得到完整回答比仅用验证模型快 {x:.2f} 倍（各取 {runs} 次交错运行的中位数）。",
     ),
     "verdict.same": (
-        "; at this machine's measured cost per model call, about as fast as the verifier alone.",
-        "；按本机实测的每次模型调用开销计，与仅用验证模型速度相当。",
+        "; about as fast as the verifier alone to the whole answer (medians of {runs} "
+        "interleaved runs each).",
+        "；得到完整回答与仅用验证模型速度相当（各取 {runs} 次交错运行的中位数）。",
     ),
     "verdict.slower.low_acceptance": (
-        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
-        "verifier alone, because few drafts were kept: most of the drafter's work was thrown "
+        "; {x:.2f}× slower than the verifier alone to the whole answer (medians of {runs} "
+        "runs each), because few drafts were kept: most of the drafter's work was thrown "
         "away and each verifier call gave about one token. A smaller γ wastes fewer drafts; a "
         "larger α keeps more of them, and with them more of the drafter's own words.",
-        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：起草模型的大部分工作被丢弃，"
+        "；得到完整回答比仅用验证模型慢 {x:.2f} 倍（各取 {runs} 次运行的中位数），因为保留的草稿很少：起草模型的大部分工作被丢弃，"
         "验证模型每次调用只得到约一个词元。更小的 γ 会少浪费草稿；更大的 α 会保留更多草稿，也随之保留更多起草模型自己的话。",
     ),
     "verdict.slower.drafting_cost": (
-        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
-        "verifier alone: drafting and checking cost more than they saved on this run. Try a "
+        "; {x:.2f}× slower than the verifier alone to the whole answer (medians of {runs} "
+        "runs each): drafting and checking cost more than they saved on this run. Try a "
         "smaller γ or a longer answer.",
-        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍：在这次运行中，起草和检查的开销超过了节省的时间。"
+        "；得到完整回答比仅用验证模型慢 {x:.2f} 倍（各取 {runs} 次运行的中位数）：在这次运行中，起草和检查的开销超过了节省的时间。"
         "可以试试更小的 γ 或更长的回答。",
     ),
     "verdict.slower.low_acceptance_sd": (
-        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
-        "verifier alone, because few drafts were kept: speculative decoding keeps a draft only "
+        "; {x:.2f}× slower than the verifier alone to the whole answer (medians of {runs} "
+        "runs each), because few drafts were kept: speculative decoding keeps a draft only "
         "where it is the verifier's own word. A speculative cascade (scene 2) also keeps drafts "
         "the verifier finds good enough.",
-        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍，因为保留的草稿很少：投机解码只保留与验证模型自己的措辞一致的草稿。"
+        "；得到完整回答比仅用验证模型慢 {x:.2f} 倍（各取 {runs} 次运行的中位数），因为保留的草稿很少：投机解码只保留与验证模型自己的措辞一致的草稿。"
         "投机级联（场景 2）还会保留验证模型认为足够好的草稿。",
     ),
     "verdict.slower": (
-        "; at this machine's measured cost per model call, about {x:.1f}× slower than the "
-        "verifier alone.",
-        "；按本机实测的每次模型调用开销计，比仅用验证模型慢约 {x:.1f} 倍。",
+        "; {x:.2f}× slower than the verifier alone to the whole answer (medians of {runs} "
+        "runs each).",
+        "；得到完整回答比仅用验证模型慢 {x:.2f} 倍（各取 {runs} 次运行的中位数）。",
     ),
     "verdict.stopped": ("Stopped early. ", "已提前停止。"),
+    "verdict.timing": (
+        "; timing it against the verifier alone…",
+        "；正在与仅用验证模型对比计时……",
+    ),
     # an answer that repeats itself (analysis.verdict.repetition), above the verdict
     "verdict.repeats": (
         "**This answer repeats itself:** {share:.0%} of it is phrases it says again "

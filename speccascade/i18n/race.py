@@ -14,6 +14,57 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "ui.race_run": ("Start the race", "开始赛跑"),
     "ui.present": ("Present", "演示模式"),
+    # the model pairs in users' words (the pair selector, the note beside the answer)
+    "pair.demo": (
+        "Embedded demo pair (tiny, offline): famous people and places",
+        "内置演示模型对（极小、离线）：名人和地方",
+    ),
+    "pair.smollm2-135m-offline": (
+        "SmolLM2 135M, offline: general questions in English (a small, weak model)",
+        "SmolLM2 135M（离线）：英文通用问题（模型小，能力弱）",
+    ),
+    "pair.smollm2-135m-360m": (
+        "SmolLM2 135M → 360M, from the hub: general questions in English",
+        "SmolLM2 135M → 360M（从模型库下载）：英文通用问题",
+    ),
+    "pair.smollm2-distilled-360m": (
+        "SmolLM2 360M, from the hub, with our small drafter: general questions in English",
+        "SmolLM2 360M（从模型库下载，配本项目的小起草模型）：英文通用问题",
+    ),
+    "pair.smollm2-distilled-1.7b": (
+        "SmolLM2 1.7B, from the hub, with our small drafter: general questions in English",
+        "SmolLM2 1.7B（从模型库下载，配本项目的小起草模型）：英文通用问题",
+    ),
+    "pair.smollm2-135m-1.7b": (
+        "SmolLM2 135M → 1.7B, from the hub: general questions in English",
+        "SmolLM2 135M → 1.7B（从模型库下载）：英文通用问题",
+    ),
+    "pair.qwen2.5-0.5b-1.5b": (
+        "Qwen2.5 0.5B → 1.5B, from the hub: general questions, English and Chinese",
+        "Qwen2.5 0.5B → 1.5B（从模型库下载）：中英文通用问题",
+    ),
+    "pair.qwen2.5-0.5b-7b": (
+        "Qwen2.5 0.5B → 7B, from the hub: needs a GPU",
+        "Qwen2.5 0.5B → 7B（从模型库下载）：需要 GPU",
+    ),
+    "pair.gemma2-2b-9b": (
+        "Gemma 2 2B → 9B, from the hub (the paper's pair): needs a GPU",
+        "Gemma 2 2B → 9B（从模型库下载，论文所用的模型对）：需要 GPU",
+    ),
+    "pair.custom": ("{drafter} → {verifier}", "{drafter} → {verifier}"),
+    "pair.unavailable": (" (not set up on this server)", "（本服务器未安装）"),
+    "answer.pair": ("Answered by: {pair}.", "回答者：{pair}。"),
+    "answer.previous": (
+        "**The answer below is to the previous question**, “{asked}” ({pair}); the question in "
+        "the box has not been answered.",
+        "**下面的回答属于上一个问题**“{asked}”（{pair}）；输入框里的问题还没有回答。",
+    ),
+    "switch.to_demo": (
+        "{pair} reads only English. The embedded demo pair answers Chinese questions about "
+        "famous people and places.",
+        "{pair} 只懂英文。内置演示模型对能回答关于名人和地方的中文问题。",
+    ),
+    "switch.to_demo_btn": ("Ask the embedded demo pair", "改用内置演示模型对回答"),
     "ui.race_files": (
         "Download: the race as a page that plays offline, and as a GIF for slides",
         "下载：可离线播放的赛跑网页，以及用于幻灯片的 GIF",

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 
 import gradio as gr
 import pandas as pd
 
 from speccascade.analysis.evalsets import taught_count
 from speccascade.analysis.explain import worked_example
-from speccascade.analysis.project.profiles import CostModel
 from speccascade.analysis.verdict import doubt, repetition, verdict
 from speccascade.app.components import Page
 from speccascade.app.context import (
@@ -33,8 +33,10 @@ from speccascade.app.context import (
     log,
     settings_of,
 )
+from speccascade.app.controls import pair_label
 from speccascade.app.plot import slide_plot
 from speccascade.app.serving import in_background, waiting
+from speccascade.app.yardstick import time_against_verifier
 from speccascade.core.engine import (
     APP_DEFAULTS,
     RoundEvent,
@@ -76,11 +78,18 @@ def repeats_note(text: str, lang: str) -> str:
     return t(key, lang, share=loop.share, phrase=phrase, times=loop.times) + "\n\n"
 
 
-def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
+def verdict_text(
+    trace: Trace, timed: tuple[float, int] | None, lang: str, pending: bool = False
+) -> str:
     """One plain sentence: what was kept, what the verifier did, and the speed against the
-    verifier alone, both priced at `cost` (with the reason and what to try when slower);
-    after a note on an answer that repeats itself, where it does."""
-    v = verdict(trace, cost)
+    verifier alone: `timed` is (speed-up, runs of each), speed.speedup of interleaved runs
+    (app/yardstick.py), the number Compare, the story and the race quote too; `pending`
+    while it is being timed. With the reason and what to try when slower; after a note on an
+    answer that repeats itself, where it does."""
+    v = verdict(trace, None)
+    if timed is not None:
+        v = replace(v, speedup=timed[0])
+    runs = timed[1] if timed is not None else 0
     stopped = repeats_note(trace.text, lang) + (t("verdict.stopped", lang) if v.stopped else "")
     if v.method == "verifier":
         return stopped + t("verdict.yardstick", lang, tokens=v.tokens, s=v.wall_s)
@@ -104,17 +113,18 @@ def verdict_text(trace: Trace, cost: CostModel | None, lang: str) -> str:
         )
     x = v.speedup
     if x is None:
-        tail = "."
+        tail = t("verdict.timing", lang) if pending else "."
     elif 0.9 <= x <= 1.1:
-        tail = t("verdict.same", lang)
+        tail = t("verdict.same", lang, runs=runs)
     elif x > 1:
-        tail = t("verdict.faster", lang, x=x)
+        tail = t("verdict.faster", lang, x=x, runs=runs)
     else:
         reason = v.reason
         rule = rule_for(trace.summary.method, trace.summary.rule)
         if reason == "low_acceptance" and rule is not None and not rule.has_alpha:
             reason = "low_acceptance_sd"  # no α to raise: point to the cascade instead
-        tail = t(f"verdict.slower.{reason}" if reason else "verdict.slower", lang, x=1 / x)
+        key = f"verdict.slower.{reason}" if reason else "verdict.slower"
+        tail = t(key, lang, x=1 / x, runs=runs)
     return stopped + head + tail
 
 
@@ -165,6 +175,8 @@ def _cleared(page: Page, lang: str, message: str) -> dict:
         page.status: t("status.error", lang, message=message),
         page.trace: None,
         page.asked: "",
+        page.answer_note: "",
+        page.shown_pair: None,
     }
 
 
@@ -199,6 +211,8 @@ def _shown(
         page.tokens: token_html(
             trace.tokens, lang=lang, selected=0 if trace.tokens else None, stop=s.stop_reason
         ),
+        page.answer_note: t("answer.pair", lang, pair=pair_label(*models[:1], lang, *models[1:])),
+        page.shown_pair: list(models),
         page.heat: heatmap(trace, lang=lang) if trace.tokens else None,
         page.timeline: timeline(trace, lang=lang),
         page.stats: stats_frame(trace, lang=lang),
@@ -214,7 +228,9 @@ def _shown(
         if trace.tokens
         else None,
         page.files: _write_exports(trace),
-        page.verdict: verdict_text(trace, ctx.measured_profile(*models) if measure else None, lang),
+        page.verdict: verdict_text(
+            trace, None, lang, pending=measure and s.method != "verifier" and not stopped
+        ),
         page.whatif_note: "",
         page.drafting: drafting(trace, lang=lang),
         page.drafting_note: f"**{t('ui.drafting', lang)}** · {drafting_note(trace, lang=lang)}",
@@ -281,6 +297,10 @@ def _execute(
     finally:
         ctx.done(session, stop)
     yield _shown(ctx, page, trace, models, lang, prompt)
+    s = trace.summary
+    if s.method != "verifier" and s.stop_reason != "cancelled":  # the verdict's speed-up, timed
+        timed = time_against_verifier(pair, prompt, settings)
+        yield {page.verdict: verdict_text(trace, timed, lang)}
     return trace
 
 
@@ -325,7 +345,9 @@ def run(
     )
 
 
-def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") -> dict:
+def switch_offer(
+    page: Page, trace: Trace | None, preset, lang="en", prompt="", box="", shown_pair=None
+) -> dict:
     """After a run: where the pair answered with its honest out-of-domain line (presets:
     `declines`), say so and offer the pair that can answer instead; where it answered a
     question about something it was never taught (presets: `taught`; "What is the tallest
@@ -343,8 +365,11 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
         page.switch_box: gr.update(visible=False),
         page.switch_note: "",
         page.switch_btn: gr.update(visible=False),
+        **answer_marks(page, trace, shown_pair, prompt, box, lang),
     }
     current = PRESETS.get(preset or DEFAULT_PRESET)
+    if current is not None and box.strip() and current.cannot_read(box):
+        return {**hidden, **demo_offer(page, current, lang)}  # refused: the demo pair reads it
     if trace is None or current is None or not current.switch_to:
         return hidden
     summary = getattr(trace, "summary", None)
@@ -362,9 +387,38 @@ def switch_offer(page: Page, trace: Trace | None, preset, lang="en", prompt="") 
     if target is not None:
         button = gr.update(visible=True, value=t("switch.btn", lang, pair=target.preset.label))
     return {
+        **hidden,
         page.switch_box: gr.update(visible=True),
         page.switch_note: join([head, *target_sentences(target, prompt or "", lang)], lang),
         page.switch_btn: button,
+    }
+
+
+def answer_marks(page: Page, trace, shown_pair, asked: str, box: str, lang: str) -> dict:
+    """The note above the answer: which pair wrote it; and where the box now holds another
+    question (one refused before it ran, or typed since), that the answer on the panels is
+    the previous question's, dimmed (page.css: .sc-stale)."""
+    if trace is None:
+        return {page.answer_note: "", page.tokens: gr.update(elem_classes=[])}
+    models = list(shown_pair or [DEFAULT_PRESET, "", ""])
+    pair = pair_label(*models[:1], lang, *models[1:])
+    stale = bool(box.strip()) and " ".join(box.split()) != " ".join((asked or "").split())
+    if not stale:
+        return {page.answer_note: t("answer.pair", lang, pair=pair),
+                page.tokens: gr.update(elem_classes=[])}  # fmt: skip
+    return {
+        page.answer_note: t("answer.previous", lang, asked=asked, pair=pair),
+        page.tokens: gr.update(elem_classes=["sc-stale"]),
+    }
+
+
+def demo_offer(page: Page, current, lang: str) -> dict:
+    """A question in a script the chosen pair cannot read (SmolLM2 and Chinese): the embedded
+    demo pair reads it, one click away."""
+    return {
+        page.switch_box: gr.update(visible=True),
+        page.switch_note: t("switch.to_demo", lang, pair=current.label),
+        page.switch_btn: gr.update(visible=True, value=t("switch.to_demo_btn", lang)),
     }
 
 
@@ -404,11 +458,18 @@ def _wrong(items, lang: str) -> str:
     return t("switch.wrong_many", lang, questions=quoted)
 
 
-def take_switch(page: Page, preset, lang="en", asked="") -> dict:
+def take_switch(page: Page, preset, lang="en", asked="", box="") -> dict:
     """The offer's button: the page moves to the pair the offer named (the same choice), and
     the question the offer is about (`asked`: the shown run's, not whatever the box holds
     since) runs on it; its first load shows its download's progress in the status."""
     current = PRESETS.get(preset or DEFAULT_PRESET)
+    if current is not None and box.strip() and current.cannot_read(box):  # demo_offer's
+        return {
+            page.preset: DEFAULT_PRESET,
+            page.prompt: box,
+            page.switch_box: gr.update(visible=False),
+            page.status: t("switch.switched", lang, pair=pair_label(DEFAULT_PRESET, lang)),
+        }
     target = switch_target(current, bool(hub.PROBE.state())) if current is not None else None
     if target is None:  # the hub went away since the offer: nowhere to go
         return {page.switch_box: gr.update(visible=False), page.status: t("switch.none", lang)}
@@ -426,8 +487,8 @@ def offer_event(page: Page) -> dict:
     p = page
     return {
         "fn": _bind(switch_offer, p),
-        "inputs": [p.trace, p.preset, p.lang, p.asked],
-        "outputs": [p.switch_box, p.switch_note, p.switch_btn],
+        "inputs": [p.trace, p.preset, p.lang, p.asked, p.prompt, p.shown_pair],
+        "outputs": [p.switch_box, p.switch_note, p.switch_btn, p.answer_note, p.tokens],
         "api_name": False,
         "queue": False,
     }
@@ -454,6 +515,7 @@ def parts(lang: str = "en") -> dict:
         )
     verdict = gr.Markdown("", elem_id="verdict")
     status = gr.Markdown(t("status.idle", lang), elem_id="status")
+    answer_note = gr.Markdown("", elem_id="answer-note")
     legend = gr.HTML(legend_html(lang=lang), elem_id="legend")
     tokens = gr.HTML(token_html(None, lang=lang), elem_id="tokens", js_on_load=TOKENS_JS)
     whatif_note = gr.Markdown("", elem_classes="sc-whatif", elem_id="whatif")
@@ -530,7 +592,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     p.stop_btn.click(_bind(stop, ctx, p), [p.lang], [p.status], api_name="stop", queue=False)
     p.switch_btn.click(
         _bind(take_switch, p),
-        [p.preset, p.lang, p.asked],
+        [p.preset, p.lang, p.asked, p.prompt],
         [p.preset, p.prompt, p.switch_box, p.status],
         api_name=False,
         queue=False,
