@@ -138,14 +138,22 @@ def assert_fits(page, name: str, first_screen: bool) -> dict:
 
 def play(page, key: str, zh: bool = False) -> str:
     number = SCENES.index(key) + 1
+    label = f"场景 {number}" if zh else f"Scene {number}"
+    before = page.locator("#caption").inner_text()  # the page's intro names scene 1 too
     page.locator(f"#scene-{key}").click()
-    wait_text(page, "#caption", f"场景 {number}" if zh else f"Scene {number}")
+    page.wait_for_function(
+        "([before, label]) => { const t = document.querySelector('#caption').innerText;"
+        " return t !== before && t.includes(label); }",
+        arg=[before, label],
+        timeout=180_000,
+    )
     if key == "alpha":
         page.wait_for_selector("#story-fig .js-plotly-plot", timeout=60_000)
     if key == "race":
         page.wait_for_selector("iframe.sc-race-frame", timeout=60_000)
     else:
         page.wait_for_selector("#heatmap .js-plotly-plot", timeout=30_000)
+    wait_text(page, "#caption", label)  # the caption comes with the run's last update
     return page.locator("#caption").inner_text()
 
 
@@ -287,7 +295,7 @@ def race_frame(page):
     page.wait_for_selector("iframe.sc-race-frame", timeout=120_000)
     frame = page.frame_locator("iframe.sc-race-frame").first
     frame.locator(".lane").first.wait_for(timeout=30_000)
-    return page.locator("iframe.sc-race-frame").first.content_frame
+    return page.locator("iframe.sc-race-frame").first.element_handle().content_frame()
 
 
 def test_the_race_presentation_mode_and_its_exports(url, browser, tmp_path):
@@ -551,6 +559,7 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
     page.locator("#run").click()
     wait_text(page, "#status", "Done:")
     n = page.locator("#tokens .sc-tok").count()
+    answer = page.locator("#tokens").first.inner_text()
     assert n > 0
 
     page.get_by_role("tab", name="Inspect").click()
@@ -591,11 +600,15 @@ def test_inspect_diff_link_and_trace_file(url, browser, tmp_path):
     download.value.save_as(trace)
     page.close()
 
-    # the link fills a fresh page's controls, ready to run
+    # the link carries the result: a fresh page fills its controls and runs it again (seeded:
+    # the same tokens), and a reload of its address does not
+    assert "_run=1" in link
     linked = open_page(browser, link, DESKTOP)
-    wait_text(linked, "#status", "Settings restored from the link")
     assert linked.locator("#prompt textarea").input_value() == "Who is Michael Collins?"
-    assert linked.locator("#tokens .sc-tok").count() == 0  # nothing ran
+    wait_text(linked, "#status", "Done:", timeout=120_000)
+    assert linked.locator("#tokens .sc-tok").count() == n
+    assert linked.locator("#tokens").first.inner_text() == answer
+    assert "_run" not in linked.url
     # the page's own trace file restores the run's panels without a model run
     with linked.expect_file_chooser() as chooser:
         linked.locator("#open-trace").click()

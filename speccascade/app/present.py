@@ -30,9 +30,8 @@ PRESENT_JS = f"""() => {{
     const b = e.target.closest && e.target.closest('button[id^="scene-"]');
     if (b) at = scenes().indexOf(b);
   }}, true);
-  document.addEventListener('keydown', (e) => {{
+  const step = (e) => {{
     if (!document.body.classList.contains('sc-present')) return;
-    if (e.target.closest && e.target.closest('input, textarea, select, [contenteditable]')) return;
     const list = scenes();
     if (e.key === 'ArrowRight' || e.key === 'PageDown') {{
       at = Math.min(at + 1, list.length - 1); list[at].click(); e.preventDefault();
@@ -44,6 +43,14 @@ PRESENT_JS = f"""() => {{
       const f = frames().find((x) => x.offsetParent !== null);
       if (f) {{ f.contentWindow.postMessage({{toggle: true}}, '*'); e.preventDefault(); }}
     }}
+  }};
+  document.addEventListener('keydown', (e) => {{
+    if (e.target.closest && e.target.closest('input, textarea, select, [contenteditable]')) return;
+    step(e);
+  }});
+  // a click on the race's frame gives it the keys; it sends the presentation's keys back here
+  window.addEventListener('message', (m) => {{
+    if (m.data && m.data.raceKey) step({{key: m.data.raceKey, preventDefault: () => {{}}}});
   }});
   if (new URLSearchParams(window.location.search).get('{PRESENT_KEY}') === '1') window.scPresent(true);
 }}"""

@@ -214,9 +214,15 @@ document.querySelectorAll('button.speed').forEach(b => b.onclick = () => {
   document.querySelectorAll('button.speed').forEach(x => x.classList.toggle('on', x === b));
   draw(shown);
 });
+// inside the app, a click on the race takes the keys: the presentation's keys go on to the page
+const PAGE_KEYS = ['ArrowRight', 'ArrowLeft', 'PageDown', 'PageUp', 'Escape'];
 document.addEventListener('keydown', e => {
   if (e.key === ' ') { e.preventDefault(); play(); }
   if (e.key === 'r' || e.key === 'R') restart();
+  if (window.parent !== window && PAGE_KEYS.includes(e.key)) {
+    e.preventDefault();
+    window.parent.postMessage({raceKey: e.key}, '*');
+  }
 });
 // presentation mode (app/present.py) enlarges the race and plays or pauses it with Space
 function big(on) { document.body.classList.toggle('big', on); tellHeight(); }

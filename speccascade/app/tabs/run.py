@@ -296,11 +296,12 @@ def _execute(
         return None
     finally:
         ctx.done(session, stop)
-    yield _shown(ctx, page, trace, models, lang, prompt)
+    shown = _shown(ctx, page, trace, models, lang, prompt)
+    yield shown
     s = trace.summary
     if s.method != "verifier" and s.stop_reason != "cancelled":  # the verdict's speed-up, timed
         timed = time_against_verifier(pair, prompt, settings)
-        yield {page.verdict: verdict_text(trace, timed, lang)}
+        yield {**shown, page.verdict: verdict_text(trace, timed, lang)}  # all: API reads last
     return trace
 
 
