@@ -22,7 +22,7 @@ from transformers import DynamicCache, PreTrainedModel
 
 from speccascade.core.drafting import DEFAULT_THRESHOLD, DRAFT_POLICIES
 from speccascade.core.errors import ModelRuntimeError, PromptError, SettingsError
-from speccascade.core.pair import ModelPair
+from speccascade.core.pair import ModelPair, lean_step
 from speccascade.core.rules import RULES, SPEC_CASCADE_RULES, Rule, Stats, Target, build_target
 from speccascade.core.sampling import (
     Sampler,
@@ -153,30 +153,31 @@ class _LM:
     """One model with its own KV cache, call counter and clock.
 
     Everything not yet in the cache is passed to the next `forward` (the prompt once, then the
-    tokens emitted since); a rejection `crop`s the drafts that did not survive."""
+    tokens emitted since); a rejection `crop`s the drafts that did not survive. A model whose
+    class has a lean step (pair.LEAN_STEPS: the same logits without transformers' per-module
+    Python) runs through it, any other through its own forward."""
 
     def __init__(self, model: PreTrainedModel, vocab: int, out_device: torch.device, role: str):
         self.model, self.vocab, self.out_device, self.role = model, vocab, out_device, role
         self.in_device = model.get_input_embeddings().weight.device
         self.cache = DynamicCache(config=model.config)
+        self.step = lean_step(model) or self._forward
         self.calls = 0
         self.seconds = 0.0
+
+    def _forward(self, ids: Tensor, cache: DynamicCache, keep: int) -> Tensor:
+        return self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=keep).logits
 
     def forward(self, ids: Tensor, keep: int = 1) -> Tensor:
         """Float32 logits [keep, vocab] for the last `keep` positions of `ids` ([n])."""
         start = time.perf_counter()
         try:
-            out = self.model(
-                input_ids=ids.to(self.in_device).view(1, -1),
-                cache=self.cache,
-                use_cache=True,
-                logits_to_keep=keep,
-            )
+            logits = self.step(ids.to(self.in_device).view(1, -1), self.cache, keep)
         except Exception as e:  # noqa: BLE001 - any failure inside the model ends this run only
             raise ModelRuntimeError(
                 f"the {self.role} failed in a forward pass: {type(e).__name__}: {e}"
             ) from e
-        logits = out.logits[0, :, : self.vocab].to(self.out_device, torch.float32)
+        logits = logits[0, :, : self.vocab].to(self.out_device, torch.float32)
         check_finite(logits, self.role)
         if logits.device.type == "cuda":
             torch.cuda.synchronize(logits.device)
@@ -543,8 +544,9 @@ def _seq_cascade(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         # can show the draft that a deferral throws away
         draft_pieces=[t.text for t in draft.tokens],
         draft_eos=draft.summary.stop_reason == "eos",
-        draft_times=[run.now() - draft.summary.wall_s + r.start_s + r.drafter_s
-                     for r in draft.rounds],  # fmt: skip
+        draft_times=[
+            run.now() - draft.summary.wall_s + r.start_s + r.drafter_s for r in draft.rounds
+        ],  # fmt: skip
         sequence_confidence=confidence,
         deferred=defer,
     )

@@ -1,9 +1,11 @@
 """The pair of models the engine runs: a drafter and a verifier that index one shared vocabulary,
 and how a prompt becomes token ids (the chat template where the tokenizer has one). Loading
-lives in speccascade.models; this is only what a loaded pair is."""
+lives in speccascade.models; this is only what a loaded pair is, and where models/ registers a
+faster step for a model class (`LEAN_STEPS`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -11,6 +13,21 @@ from transformers import PreTrainedModel
 from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 
 from speccascade.core.errors import PromptError
+
+# A step computes a model's logits [1, keep, V] for input ids [1, n] after the tokens in a KV
+# cache, which it extends: `step(input_ids, cache, keep)`. LEAN_STEPS maps a model class to a
+# function that makes one for a model, or returns None where it would not compute what the
+# model's forward does; the engine then calls the forward. models.lean registers transformers'
+# Llama (the same products without its per-module Python). Keyed by exact class: a subclass
+# may compute something else.
+Step = Callable[[torch.Tensor, object, int], torch.Tensor]
+LEAN_STEPS: dict[type, Callable[[PreTrainedModel], Step | None]] = {}
+
+
+def lean_step(model: PreTrainedModel) -> Step | None:
+    """The registered step for `model`, if its class has one that runs it."""
+    make = LEAN_STEPS.get(type(model))
+    return make(model) if make is not None else None
 
 
 @dataclass

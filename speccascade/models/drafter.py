@@ -17,9 +17,9 @@ Either way the drafter returns logits over the whole vocabulary, so the engine a
 see an ordinary q.
 
 Lean decode step. A drafter this small (4 layers of 192 units) spends most of a step in
-transformers' per-module Python, and it runs once per draft: `decode_step` computes the same
-products in the same order (the shipped drafter's logits bit for bit) for the cached float32
-CPU calls the engine makes, and transformers' forward runs everything else.
+transformers' per-module Python, and it runs once per draft: its forward takes models.lean's
+`decode_step` (the same products in the same order, the logits bit for bit) for the cached
+float32 CPU calls the engine makes, and transformers' forward runs everything else.
 
 `DrafterLlamaForCausalLM` is a Llama with all three (the first two optional); importing this
 module registers it with transformers' Auto classes, so `from_pretrained` loads it without
@@ -31,10 +31,10 @@ import math
 import weakref
 
 import torch
-import torch.nn.functional as F
 from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 from transformers.modeling_outputs import CausalLMOutputWithPast
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from speccascade.models.lean import decode_step, lean_decode_ok
 
 
 def fill_value(dtype: torch.dtype) -> float:
@@ -124,76 +124,6 @@ def mix_lookup(
     total = logits.max().item() - math.log(probs.max().item())
     logits[token] = total + math.log(probs[token].item() + w / (1 - w))
     return logits
-
-
-def lean_decode_ok(model: LlamaForCausalLM, input_ids, cache) -> bool:
-    """Whether `decode_step` computes what `model`'s own forward would: a float32 Llama on
-    the CPU with the plain SiLU MLP, unbiased projections and SDPA attention, one sequence of
-    token ids, and a KV cache to extend."""
-    config = model.config
-    return (
-        input_ids is not None
-        and input_ids.dim() == 2
-        and input_ids.shape[0] == 1
-        and cache is not None
-        and hasattr(cache, "update")
-        and model.dtype == torch.float32
-        and model.device.type == "cpu"
-        and config.hidden_act == "silu"
-        and not config.attention_bias
-        and not getattr(config, "mlp_bias", False)
-        and getattr(config, "pretraining_tp", 1) == 1
-        and config._attn_implementation in ("sdpa", "sdpa_gqa")
-    )
-
-
-def _linear(layer: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """A projection: the product itself for a plain nn.Linear, the module for any other
-    kernel (models.kernels' packed or blocked layers)."""
-    if type(layer) is torch.nn.Linear:
-        return F.linear(x, layer.weight)
-    return layer(x)
-
-
-def decode_step(
-    model: LlamaForCausalLM, input_ids: torch.Tensor, cache, logits_to_keep: int = 0
-) -> torch.Tensor:
-    """Logits of `model` (a Llama, see lean_decode_ok) for `input_ids` [1, n] after the
-    tokens in `cache`, which it extends: the same products in the same order as
-    transformers' forward, without its per-module Python. Why: a 4-layer drafter of 192
-    units spends most of a step there (about 2 of 3 ms on a 2-core CPU; the products and
-    the head take under 1), and the drafter runs once per draft."""
-    config, body = model.config, model.model
-    n, start = input_ids.shape[1], cache.get_seq_length()
-    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    eps = config.rms_norm_eps
-    hidden = body.embed_tokens(input_ids)
-    positions = torch.arange(start, start + n, device=hidden.device).unsqueeze(0)
-    cos, sin = body.rotary_emb(hidden, positions)
-    mask = None  # one new token sees the whole cache; several see a causal band of it
-    if n > 1 and start:
-        mask = torch.ones(n, start + n, dtype=torch.bool, device=hidden.device).tril(start)
-
-    for i, layer in enumerate(body.layers[: config.num_hidden_layers]):
-        attn, mlp = layer.self_attn, layer.mlp
-        x = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_layernorm.weight, eps)
-        q = _linear(attn.q_proj, x).view(1, n, heads, head_dim).transpose(1, 2)
-        k = _linear(attn.k_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
-        v = _linear(attn.v_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
-        q, k = apply_rotary_pos_emb(q, k, cos, sin)
-        k, v = cache.update(k, v, i)
-        o = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=attn.scaling,
-            is_causal=mask is None and n > 1, enable_gqa=heads != kv_heads,
-        )  # fmt: skip
-        hidden = hidden + _linear(attn.o_proj, o.transpose(1, 2).reshape(1, n, -1))
-        x = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_attention_layernorm.weight, eps)
-        gated = F.silu(_linear(mlp.gate_proj, x)) * _linear(mlp.up_proj, x)
-        hidden = hidden + _linear(mlp.down_proj, gated)
-    hidden = hidden[:, -logits_to_keep:] if logits_to_keep else hidden
-    hidden = F.rms_norm(hidden, (hidden.shape[-1],), body.norm.weight, eps)
-    return model.lm_head(hidden)
 
 
 class DrafterConfig(LlamaConfig):

@@ -20,6 +20,7 @@ from speccascade.core.pair import ModelPair
 from speccascade.models.assets import DEMO_DRAFTER, DEMO_VERIFIER
 from speccascade.models.drafter import head_rows  # registers DrafterLlama with Auto*
 from speccascade.models.kernels import KERNELS, set_kernels
+from speccascade.models.lean import engine_step  # noqa: F401 - registers the Llama step
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
