@@ -122,7 +122,9 @@ def engine_step(model: LlamaForCausalLM) -> Callable | None:
     """The engine's step for `model`: decode_step where it computes what the forward would
     and no hook is registered (checked once per run: a run's model does not change), else
     None."""
-    return partial(decode_step, model) if lean_model_ok(model) and not _hooked(model) else None
+    replaced = "forward" in vars(model)  # an instance's own forward (a wrapper, a probe)
+    ok = lean_model_ok(model) and not replaced and not _hooked(model)
+    return partial(decode_step, model) if ok else None
 
 
 # exactly this class: a subclass (the drafter class) may compute something else in its forward
