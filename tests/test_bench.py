@@ -236,3 +236,26 @@ def test_policy_axis_pins_hf_schedules(llama_pair):
     assert ours["token_ids"] == theirs  # greedy SD is the verifier's output either way
     assert ours["wasted_drafts"] is not None
     assert llama_pair.drafter.generation_config is before  # the schedule was pinned for one call
+
+
+def test_raw_csv_keeps_every_row_and_its_token_ids(tmp_path):
+    """An answer with a carriage return or a quote stays one row; its token ids come back."""
+    import csv
+
+    import pandas as pd
+
+    from speccascade.views.report import write_raw_csv
+
+    raw = pd.DataFrame(
+        {
+            "question": ["Who is A?", "Who is B?"],
+            "text": ['Hol\r a month, "quoted"\nnext', "plain"],
+            "token_ids": [[5, 6, 7], [8]],
+            "wall_s": [0.5, 0.25],
+        }
+    )
+    write_raw_csv(tmp_path / "raw.csv", raw)
+    with open(tmp_path / "raw.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["text"] for r in rows] == list(raw.text)
+    assert [list(map(int, r["token_ids"].split())) for r in rows] == [[5, 6, 7], [8]]

@@ -3,6 +3,7 @@ BENCHMARKS.md, written from one run's tables."""
 
 from __future__ import annotations
 
+import csv
 import html as _html
 import json
 from pathlib import Path
@@ -22,13 +23,23 @@ def _plain(obj):
     return str(obj)
 
 
+def write_raw_csv(path: Path, raw: pd.DataFrame) -> None:
+    """One row per run. Every text is quoted (a model's answer may hold a carriage return,
+    which would end an unquoted row), and the token ids are kept (space-separated): the
+    answer exactly as the model wrote it."""
+    rows = raw.copy()
+    if "token_ids" in rows:
+        rows["token_ids"] = [" ".join(map(str, ids)) for ids in rows["token_ids"]]
+    rows.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+
+
 def write_report(
     out: Path, raw: pd.DataFrame, agg: pd.DataFrame, table: pd.DataFrame, targets: dict, meta: dict
 ) -> None:
     """Everything a run produces: raw.csv (one row per run), summary.csv (per config),
     table.csv, targets.json, report.html and report.md."""
     out.mkdir(parents=True, exist_ok=True)
-    raw.drop(columns=["token_ids"], errors="ignore").to_csv(out / "raw.csv", index=False)
+    write_raw_csv(out / "raw.csv", raw)
     agg.to_csv(out / "summary.csv", index=False)
     table.to_csv(out / "table.csv", index=False)
     doc = {"meta": meta, "targets": targets}
@@ -183,3 +194,29 @@ def character_markdown(summary: dict, machine: dict, source: str) -> str:
             f"{c['verdict']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def character_summary_line(summary: dict, machine: dict) -> str:
+    """The README's line: each approach's speed-up on the eval set, and the sequence
+    cascade's on the easy and the hard questions (BENCHMARKS.md has the table)."""
+    g = summary["groups"]
+    a = g["all"]
+    parts = [
+        f"lossless SD {_ci(a['speculative']['speedup'])}",
+        f"the speculative cascade {_ci(a['spec_cascade']['speedup'])} at "
+        f"{_ci(a['spec_cascade']['accuracy'], pct=True)} key-fact accuracy "
+        f"(the verifier alone: {_ci(a['verifier']['accuracy'], pct=True)})",
+    ]
+    seq = []
+    for level in ("easy", "hard"):
+        if level in g:
+            seq.append(f"{_ci(g[level]['seq_cascade']['speedup'])} on {level} questions")
+    line = (
+        f"On the embedded pair's {a['n']} eval questions ({machine.get('cpu', '?')}, "
+        f"{machine.get('threads', '?')} threads), against the verifier alone: "
+        + "; ".join(parts)
+        + (f"; the sequence cascade {' and '.join(seq)}" if seq else "")
+        + ". Speed-ups: time to answer every question, medians of 3 interleaved runs, 95% "
+        "bootstrap intervals over questions."
+    )
+    return line
