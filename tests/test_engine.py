@@ -25,7 +25,7 @@ from speccascade import (
     load_pair,
     stream,
 )
-from speccascade.core.engine import _LM, rule_settings
+from speccascade.core.engine import _LM, Settings, rule_settings
 from speccascade.core.rules import build_target
 
 PROMPTS = ["hello world", "the quick brown fox?", "a"]
@@ -398,6 +398,12 @@ def test_seq_cascade_keeps_or_rewrites(llama_pair):
     assert redo.new_token_ids == hf_greedy(p.verifier, ids, 15)
     assert redo.extra["draft_token_ids"] == keep.new_token_ids
     assert redo.summary.drafter_calls == 15 and redo.summary.verifier_calls == 15
+    # its own default bar: the answer's mean confidence, 0.95; token-level Chow keeps 0.7
+    default = generate(p, ids, method="seq_cascade", temperature=0, max_new_tokens=15)
+    assert default.summary.alpha == 0.05
+    assert default.extra["deferred"] == (default.extra["sequence_confidence"] < 0.95)
+    token = Settings(method="token_cascade").validated()
+    assert token.alpha == RULES["chow"].alpha_default == 0.3
 
 
 def test_stream_yields_rounds_then_trace(llama_pair):
