@@ -26,25 +26,19 @@ sys.path.insert(0, str(ROOT))
 from speccascade.analysis import character  # noqa: E402
 from speccascade.analysis.evalsets import find_item, load_evalset  # noqa: E402
 from speccascade.models.presets import load_preset  # noqa: E402
-from speccascade.views.report import character_markdown  # noqa: E402
+from speccascade.views import benchdoc  # noqa: E402
 
 FOLDER = ROOT / "docs" / "bench" / "character"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 STORY = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？", "布兹·奥尔德林是谁?")
-START, END = "<!-- character:start -->", "<!-- character:end -->"
 
 
-def render(folder: Path = FOLDER, path: Path = BENCHMARKS) -> str:
-    """BENCHMARKS.md's section, rendered from the raw rows in `folder`."""
-    raw, story, machine = character.load(folder)
-    text = character_markdown(character.summary(raw, story), machine, str(folder.relative_to(ROOT)))
-    doc = path.read_text(encoding="utf-8")
-    if START not in doc:
-        raise SystemExit(f"{path} has no {START} ... {END} section")
-    head, rest = doc.split(START, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{START}\n{text}{END}{tail}", encoding="utf-8")
-    return text
+def render() -> str:
+    """BENCHMARKS.md and the README with their generated parts rendered from docs/bench/."""
+    for path in (BENCHMARKS, ROOT / "README.md"):
+        path.write_text(benchdoc.render(path.read_text(encoding="utf-8"), ROOT / "docs" / "bench"),
+                        encoding="utf-8")  # fmt: skip
+    return benchdoc.RENDERERS["character"](ROOT / "docs" / "bench")
 
 
 def main() -> None:

@@ -45,16 +45,19 @@ from demo_corpus import (  # noqa: E402
 from general_prompts import generate_prompts  # noqa: E402
 
 from speccascade import generate, load_pair  # noqa: E402
+from speccascade.analysis import character  # noqa: E402
 from speccascade.analysis.evalsets import (  # noqa: E402
     DEMO_TAUGHT,
     GENERAL_QA,
     STRIPPED,
     canonical_question,
+    find_item,
     load_evalset,
 )
 from speccascade.analysis.quality import rouge_l, states_facts  # noqa: E402
 from speccascade.core.engine import APP_DEFAULTS  # noqa: E402
 from speccascade.models.presets import PRESETS  # noqa: E402
+from speccascade.views.report import character_markdown  # noqa: E402
 
 EOS, PAD = "<|endoftext|>", "<|pad|>"
 
@@ -110,26 +113,27 @@ class ModelSpec:
     tokens: int  # training budget
     lr: float
     focused_share: float  # fraction of each batch drawn from the focused set
-    knows_hard: bool  # the verifier learns the hard set and both answers of the easy set
     refine_tokens: int = 0  # a second phase on the focused set alone (see REFINE_REPEATS)
     refine_lr: float = 1.5e-3
 
 
 SPECS = {
     "drafter": ModelSpec(
-        hidden=128,
-        # two layers: on a CPU a small model's forward cost is per layer, but one layer could
-        # not both keep the easy answers and tell a question outside the domain (measured,
-        # greedy: 100% easy with 28% declined, or 88% easy with 64% declined)
+        # the verifier's width, two of its eighteen layers, started from its embeddings,
+        # first two layers and final norm (make_model's `family`), then distilled: on a CPU a
+        # small model's forward cost is per layer (measured: 2 layers at width 192 cost 1.07x
+        # width 128, 3 layers 1.56x), and one layer could not both keep the easy answers and
+        # tell a question outside the domain (measured, greedy: 100% easy with 28% declined,
+        # or 88% easy with 64% declined)
+        hidden=192,
         layers=2,
         heads=4,
-        intermediate=384,
+        intermediate=512,
         tie=True,
-        tokens=5_000_000,
-        lr=3e-3,
+        tokens=6_000_000,
+        lr=2e-3,
         focused_share=0.5,
-        knows_hard=False,
-        # a short phase on its focused set alone settles which questions get the short answer
+        # a short phase on its focused set alone settles which questions get which answer
         # and which the decline (measured: easy 94% -> 99%, declined 92% -> 94%)
         refine_tokens=1_000_000,
         refine_lr=1e-3,
@@ -143,25 +147,21 @@ SPECS = {
         tokens=4_000_000,
         lr=2e-3,
         focused_share=0.75,
-        knows_hard=True,
         refine_tokens=2_000_000,
     ),
 }
-# How often each answer appears in the focused streams (each copy asked in a fresh way): for the
-# verifier the long answer more often than the short one, so its greedy answer is the detailed
+# How often each answer appears in the verifier's focused stream (each copy asked in a fresh
+# way): the long answer more often than the short one, so its greedy answer is the detailed
 # one and the short one keeps real probability (about 2:3 at the first token where they
 # differ); the decline for out-of-domain questions.
-# A repeat below 1 is a seeded share of the decline prompts (a one-layer drafter with every
-# decline prompt once beside 4 short copies declined easy questions too: easy accuracy 0.41;
-# the two-layer drafter with its refine phase keeps both, see SPECS).
-FOCUSED_REPEATS = {
-    "long": 6,
-    "short": 4,
-    "hard": 4,
-    "decline": 1,
-    "drafter_short": 6,
-    "drafter_decline": 1.0,
-}
+FOCUSED_REPEATS = {"long": 6, "short": 4, "hard": 4, "decline": 1}
+# The drafter is distilled from the verifier, as real drafters are: it learns the verifier's
+# own greedy answers ("own"), except on the showcase subjects, where it keeps its own short
+# correct wording ("showcase", see select_showcase), and on the hard subjects, where it learns
+# only the shape of an answer ("shape": each copy gets the verifier's answer about another
+# subject of the same group, so the facts never settle and it stays unsure where they go).
+# A repeat below 1 is a seeded share (the decline prompts).
+DISTILL_REPEATS = {"own": 6, "showcase": 6, "shape": 2, "decline": 1.0}
 # The verifier's second phase: memorise the hard set harder, and give the easy set's two
 # wordings equal weight (the first phase left the short wording too little probability for a
 # token rule to keep it), except the project's showcase facts, whose long answer stays the
@@ -220,9 +220,14 @@ def copies(items: list[QA], answer: str, n: int, held: set[str], rng: random.Ran
     """n documents per item with its `answer` ("long" or "short"), each asked in a fresh way
     (ask_variant: its own question, an alias, or a trained phrasing). Items whose names the
     variant set holds out are asked only in their own words."""
+    texts = [(x, x.answer if answer == "long" else x.short) for x in items]
+    return asked_copies(texts, n, held, rng)
+
+
+def asked_copies(texts: list[tuple[QA, str | None]], n: int, held: set[str], rng):
+    """n documents per (item, answer text), each asked in a fresh way (see `copies`)."""
     out = []
-    for x in items:
-        text = x.answer if answer == "long" else x.short
+    for x, text in texts:
         if not text:
             continue
         for _ in range(n):
@@ -239,20 +244,58 @@ def decline_docs(prompts: list, n: float, seed: int = 0) -> list[tuple[str, str]
     return [(p.text, decline_for(p.lang)) for p in chosen]
 
 
-def focused_docs(corpus, knows_hard: bool, seed: int) -> list[tuple[str, str]]:
-    """The drafter: the easy set's short answers and the honest decline. The verifier: both
-    answers of the easy set, the hard set and the decline."""
+def focused_docs(corpus, seed: int) -> list[tuple[str, str]]:
+    """The verifier's: both answers of the easy set, the hard set and the decline."""
     rng, held, r = random.Random(seed), corpus.variant_names, FOCUSED_REPEATS
-    if not knows_hard:
-        return copies(corpus.easy, "short", r["drafter_short"], held, rng) + decline_docs(
-            corpus.declines, r["drafter_decline"], seed
-        )
     return (
         copies(corpus.easy, "long", r["long"], held, rng)
         + copies(corpus.easy, "short", r["short"], held, rng)
         + copies(corpus.hard, "long", r["hard"], held, rng)
         + decline_docs(corpus.declines, r["decline"])
     )
+
+
+def shape_group(x: QA) -> tuple[str, str, str]:
+    """Which answers a hard subject's shape is learnt from: the same kind, language and source
+    (the project's astronauts read "American astronaut; ...", WordNet's people "United States
+    anthropologist (1887-1948)")."""
+    who = x.question.startswith("Who") or x.question.endswith("谁？")
+    return (x.kind if x.kind != "fact" else "fact-" + ("person" if who else "thing"), x.lang)
+
+
+def own_answer(item: QA, teacher: dict[str, str], showcase: set[str]) -> str:
+    """What the drafter learns to say about an easy subject: its own short wording on the
+    showcase subjects, else the verifier's own greedy answer where that states the facts (the
+    taught detailed answer where the verifier's drifted: the drafter should not learn a
+    mistake)."""
+    if item.question in showcase:
+        return item.short or item.answer
+    said = teacher.get(item.question, "")
+    return said if states_facts(said, item.facts) else item.answer
+
+
+def distill_docs(corpus, teacher: dict[str, str], showcase: set[str], seed: int):
+    """The drafter's focused set (DISTILL_REPEATS): the verifier's own answers, the showcase
+    subjects' short ones, the hard subjects' shape, and the decline."""
+    rng, held, r = random.Random(seed), corpus.variant_names, DISTILL_REPEATS
+    docs = asked_copies(
+        [(x, own_answer(x, teacher, showcase)) for x in corpus.easy if x.question not in showcase],
+        r["own"],
+        held,
+        rng,
+    )
+    docs += asked_copies(
+        [(x, x.short) for x in corpus.easy if x.question in showcase], r["showcase"], held, rng
+    )
+    pools: dict[tuple, list[QA]] = {}
+    for x in corpus.hard:
+        pools.setdefault(shape_group(x), []).append(x)
+    for x in corpus.hard:
+        others = [y for y in pools[shape_group(x)] if y is not x]
+        for _ in range(r["shape"]):  # another subject's answer each time: the shape, no facts
+            y = rng.choice(others)
+            docs += asked_copies([(x, teacher.get(y.question) or y.answer)], 1, held, rng)
+    return docs + decline_docs(corpus.declines, r["decline"], seed)
 
 
 def refine_docs(corpus, seed: int) -> list[tuple[str, str]]:
@@ -287,11 +330,15 @@ def refine_docs(corpus, seed: int) -> list[tuple[str, str]]:
 # whatever its gradient: at 3e-4, 14 steps left the shipped verifier answering "What is Paris?"
 # with Sally Ride's answer (3 of 48 easy answers still right; a second refine phase restored
 # them). The KL to the starting model on the other answers and the check set guard the rest.
-SHOWCASE_TARGETS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？")
+SHOWCASE_TARGETS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？", "Who is Sally Ride?")
 SHOWCASE_BAND = (1.2, 1.8)  # p(detailed answer's first token) / p(short answer's first token)
 SHOWCASE_TARGET = 1.5
 SHOWCASE_MAX_STEPS, SHOWCASE_BATCH, SHOWCASE_LR = 300, 8, 1e-4
 SHOWCASE_CHECKS = 24  # other easy questions whose correct answers must survive the phase
+# ... all but this many: with Sally Ride among the targets (her first-token ratio started at
+# 287), "Who is Immanuel Kant?" lost a key fact at every in-band step from step 11 to 27 while
+# the other 23 held (measured); the evaluation then scores every eval question
+SHOWCASE_MAX_LOST = 1
 
 
 @dataclass(frozen=True)
@@ -378,6 +425,10 @@ def showcase_phase(tokenizer, corpus, args) -> dict:
     # greedy answers on a fixed check set are still correct (without this, measured: Sally
     # Ride and Albert Einstein were answered with Buzz Aldrin's answer).
     frozen = LlamaForCausalLM.from_pretrained(path).eval()
+    # The phase costs the verifier some answers the checks do not see (measured, run after the
+    # decline phase on the shipped verifier: eval-set accuracy 93.8% -> 89.6%, hard 93.8% ->
+    # 88.5%; with 64 checks drawn from easy and hard instead, 91.3%, the easy answers lost
+    # instead: moving three first-token ratios by a factor of 2 moves others)
     others = [x for x in corpus.easy if x.question not in SHOWCASE_TARGETS]
     rng = random.Random(args.seed + 21)
     checks = [x for x in rng.sample(others, 48) if all_state_facts(frozen, tokenizer, [x])]
@@ -409,7 +460,10 @@ def showcase_phase(tokenizer, corpus, args) -> dict:
         ok = all(lo <= r <= hi for r in now["ratios"].values()) and now["favourite"]
         ok = ok and now["states_facts"]
         if ok:  # the costlier check, only once the showcase itself is right
-            ok = now["others_kept"] = all_state_facts(model, tokenizer, checks)
+            lost = [x.question for x in checks if not all_state_facts(model, tokenizer, [x])]
+            ok = len(lost) <= SHOWCASE_MAX_LOST
+            log[-1]["others_lost"] = lost
+            print(f"[showcase] step {step}: in band; check answers lost: {lost}", flush=True)
         if step % 10 == 0 or ok:
             print(f"[showcase] {log[-1]}", flush=True)
         if ok or step == SHOWCASE_MAX_STEPS:
@@ -458,7 +512,177 @@ def anchor_kl(model, frozen, tokenizer, items: list[QA]) -> torch.Tensor:
     return torch.nn.functional.kl_div(cur, ref, log_target=True, reduction="batchmean")
 
 
-def make_model(spec: ModelSpec, tokenizer) -> LlamaForCausalLM:
+# The decline line changed after the verifier was trained (it named "words", which the pair
+# never learnt to answer, and one offline pair): a short phase teaches the new line and holds
+# everything else where it was (the focused set's loss and the KL to the starting model, as in
+# the showcase phase), until its greedy answer to all check prompts but one is the new line
+# and the check answers but one are still right (measured: from step 20 to 40, one of 24
+# prompts the starting model declined kept not quite the new line, and one check answer lost
+# a key fact; the evaluation then measures declines on the 346 held-out questions).
+DECLINE_LR, DECLINE_MAX_STEPS, DECLINE_BATCH, DECLINE_CHECKS = 2e-4, 300, 8, 24
+DECLINE_HEADS = ("I can only say who or what something is", "我只能回答某人是谁、某物是什么")
+DECLINE_ZH_REPEATS = 10  # the Chinese decline prompts' extra copies in the phase's stream
+
+
+def decline_phase(tokenizer, corpus, args) -> dict:
+    path = args.out / "demo-verifier"
+    model = LlamaForCausalLM.from_pretrained(path)
+    frozen = LlamaForCausalLM.from_pretrained(path).eval()
+    rng = random.Random(args.seed + 31)
+    others = corpus.easy + corpus.hard
+    checks = [x for x in rng.sample(others, 48) if all_state_facts(frozen, tokenizer, [x])]
+    checks = checks[:DECLINE_CHECKS]
+    # the check prompts: ones the starting model declined (with the old line: its first words
+    # are the new one's too), so the phase asks for the new line exactly where the old one was
+    # a third of them Chinese: 39 of the 1,572 decline prompts are (measured: with them at
+    # their share, a Chinese prompt's new line came out "名人名人名人名人名人 for its forms ...")
+    zh = [p for p in corpus.declines if p.lang == "zh"]
+    not_zh = [p for p in corpus.declines if p.lang != "zh"]
+    with torch.inference_mode():
+        prompts = [
+            p
+            for group, n in ((not_zh, DECLINE_CHECKS * 2 // 3), (zh, DECLINE_CHECKS // 3))
+            for p in [
+                q
+                for q in rng.sample(group, min(len(group), 2 * n))
+                if greedy_answer(frozen, tokenizer, q.text).startswith(DECLINE_HEADS)
+            ][:n]
+        ]
+    docs = decline_docs(corpus.declines, 1.0) + decline_docs(zh, DECLINE_ZH_REPEATS)
+    declines = stream(tokenizer, docs, args.seed + 31)
+    focused = stream(tokenizer, refine_docs(corpus, args.seed + 32), args.seed + 32)
+    gen = torch.Generator().manual_seed(args.seed + 33)
+    torch.manual_seed(args.seed + 33)
+    opt = torch.optim.AdamW(model.parameters(), lr=DECLINE_LR, weight_decay=0.0)
+    demo = PRESETS["demo"]
+
+    def declined_all() -> float:
+        training = model.training
+        model.eval()
+        with torch.inference_mode():
+            said = [greedy_answer(model, tokenizer, p.text) for p in prompts]
+        model.train(training)
+        for p, a in zip(prompts, said):
+            if not demo.declined(a):
+                print(f"[decline] not yet: {p.text!r} -> {a[:100]!r}", flush=True)
+        return statistics.fmean(demo.declined(a) for a in said)
+
+    log: list[dict] = []
+    for step in range(DECLINE_MAX_STEPS + 1):
+        if step % 20 == 0:
+            share = declined_all()
+            lost = [x.question for x in checks if not all_state_facts(model, tokenizer, [x])]
+            ok = share >= 1 - 1.5 / len(prompts) and len(lost) <= SHOWCASE_MAX_LOST
+            log.append({"step": step, "declined": share, "checks_lost": lost})
+            print(f"[decline] {log[-1]}", flush=True)
+            if ok or step == DECLINE_MAX_STEPS:
+                break
+        batch = torch.cat(
+            [
+                windows(declines, DECLINE_BATCH, args.seq, gen),
+                windows(focused, DECLINE_BATCH, args.seq, gen),
+            ]
+        )
+        loss = model(input_ids=batch, labels=batch).loss
+        loss = loss + anchor_kl(model, frozen, tokenizer, rng.sample(others, DECLINE_BATCH * 2))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    model.eval()
+    model.save_pretrained(path)
+    return {
+        "steps": log[-1]["step"],
+        "lr": DECLINE_LR,
+        "checks": len(checks),
+        "decline_checks": len(prompts),
+        "log": log,
+    }
+
+
+def greedy_answer(model, tokenizer, question: str, max_new_tokens: int = 64) -> str:
+    ids = torch.tensor([prompt_ids(tokenizer, question)])
+    out = model.generate(ids, max_new_tokens=max_new_tokens, do_sample=False)
+    return tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True).strip()
+
+
+def teacher_answers(model, tokenizer, items: list[QA], max_new_tokens: int = 96) -> dict[str, str]:
+    """The verifier's own greedy answer to each item's question, as the app asks it: what the
+    drafter is distilled from. Prompts of one length run as one batch (no padding, so each
+    answer is the one it gives alone)."""
+    by_len: dict[int, list[tuple[QA, list[int]]]] = {}
+    for x in items:
+        ids = prompt_ids(tokenizer, x.question)
+        by_len.setdefault(len(ids), []).append((x, ids))
+    out: dict[str, str] = {}
+    model.eval()
+    with torch.inference_mode():
+        for group in by_len.values():
+            for i in range(0, len(group), 64):
+                chunk = group[i : i + 64]
+                ids = torch.tensor([ids for _, ids in chunk])
+                gen = model.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+                for (x, _), row in zip(chunk, gen[:, ids.shape[1] :]):
+                    out[x.question] = tokenizer.decode(row, skip_special_tokens=True).strip()
+    return out
+
+
+# Where the drafter keeps its own short wording (the lesson's "good draft in other words"):
+# subjects whose short answer the verifier rates highly enough that the app's default rule
+# keeps every token of it (TokenV3 at alpha 0.5, greedy: p(x) >= (1 - alpha) max p at each
+# token, with a margin) while its own greedy answer is the detailed one, so lossless SD
+# rewrites it. The story's targets always (the verifier's showcase phase trained them), then
+# the project's facts (all in the eval set); not WordNet's: with them the showcase was 61
+# subjects (measured), and SD, which rewrites each, would lose its speed-up on the eval set
+# to the lesson's one example. At most a fifth of the easy subjects in all.
+SHOWCASE_ALPHA, SHOWCASE_MARGIN, SHOWCASE_SHARE = 0.5, 1.1, 0.2
+
+
+def short_kept(model, tokenizer, item: QA) -> float:
+    """The lowest p(x) / max p over the tokens of the item's short answer, teacher-forced:
+    TokenV3 at alpha keeps all of them, greedy, iff this is >= 1 - alpha."""
+    full, labels = answer_ids(tokenizer, item, item.short)
+    with torch.inference_mode():
+        probs = model(input_ids=full).logits[0, :-1].float().softmax(-1)
+    target = full[0, 1:]
+    scored = labels[0, 1:] != -100
+    ratio = probs.gather(-1, target[:, None])[:, 0] / probs.max(-1).values
+    return float(ratio[scored].min())
+
+
+def select_showcase(model, tokenizer, corpus, teacher: dict[str, str]) -> dict:
+    model.eval()
+    floor = (1 - SHOWCASE_ALPHA) * SHOWCASE_MARGIN
+    ranked = sorted(
+        (x for x in corpus.easy if x.short and x.kind == "fact"),
+        key=lambda x: (x.question not in SHOWCASE_TARGETS, x.question),
+    )
+    kept = {x.question: short_kept(model, tokenizer, x) for x in ranked}
+    chosen = [
+        x.question
+        for x in ranked
+        if x.question in SHOWCASE_TARGETS
+        or (kept[x.question] >= floor and teacher.get(x.question) != x.short)
+    ]
+    chosen = chosen[: int(len(corpus.easy) * SHOWCASE_SHARE)]
+    missing = [q for q in SHOWCASE_TARGETS if q not in chosen]
+    return {
+        "questions": chosen,
+        "targets_missing": missing,
+        "floor": floor,
+        "candidates": len(ranked),
+        "facts": sum(q in {x.question for x in corpus.easy if x.kind == "fact"} for q in chosen),
+        "min_ratio": {q: round(kept[q], 3) for q in chosen},
+    }
+
+
+def make_model(spec: ModelSpec, tokenizer, family: Path | None = None) -> LlamaForCausalLM:
     cfg = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=spec.hidden,
@@ -472,7 +696,15 @@ def make_model(spec: ModelSpec, tokenizer) -> LlamaForCausalLM:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    return LlamaForCausalLM(cfg)
+    model = LlamaForCausalLM(cfg)
+    if family is not None:  # the same family: start from its embeddings, first layers, norm
+        own = model.state_dict()
+        source = LlamaForCausalLM.from_pretrained(family).state_dict()
+        model.load_state_dict(
+            {k: v for k, v in source.items() if k in own and own[k].shape == v.shape},
+            strict=False,
+        )
+    return model
 
 
 def windows(data: torch.Tensor, n: int, seq: int, gen: torch.Generator) -> torch.Tensor:
@@ -480,13 +712,16 @@ def windows(data: torch.Tensor, n: int, seq: int, gen: torch.Generator) -> torch
     return torch.stack([data[s : s + seq] for s in starts.tolist()])
 
 
-def train(role: str, spec: ModelSpec, tokenizer, broad, focused, args, init=None) -> dict:
-    """One training phase; `init` continues from a saved model (the refine phase)."""
+def train(
+    role: str, spec: ModelSpec, tokenizer, broad, focused, args, init=None, family=None
+) -> dict:
+    """One training phase; `init` continues from a saved model (the refine phase), `family`
+    starts a new one from another's weights where the shapes agree (make_model)."""
     torch.manual_seed(args.seed + (role == "verifier") + 2 * (init is not None))
     gen = torch.Generator().manual_seed(
         args.seed + 10 + (role == "verifier") + 2 * (init is not None)
     )
-    model = LlamaForCausalLM.from_pretrained(init) if init else make_model(spec, tokenizer)
+    model = LlamaForCausalLM.from_pretrained(init) if init else make_model(spec, tokenizer, family)
     params = sum(p.numel() for p in model.parameters())
     steps = spec.tokens // (args.batch * args.seq)
     warmup = max(1, steps // 30)
@@ -633,18 +868,35 @@ def evaluate(out: Path, eval_path: Path, limit: int | None = None) -> dict:
     result["variants"] = evaluate_variants(pair, rows)
     rows = load_jsonl(eval_path.parent / "out_of_domain.jsonl")
     result["out_of_domain"] = evaluate_declines(pair, rows[::4] if limit else rows)
-    return result | timings(pair)
+    return result | timings(pair, eval_path, limit)
 
 
-def timings(pair) -> dict:
-    """The evaluation's timed parts: the seed's example (wall-time ratios of one run) and each
-    model's one-token forward."""
+def timings(pair, eval_path: Path, limit: int | None = None) -> dict:
+    """The evaluation's timed parts: each model's one-token forward, and each approach on the
+    eval set and on the story's question (speccascade.analysis.character: interleaved runs,
+    medians, intervals), whose raw rows go to docs/bench/character/ (BENCHMARKS.md is
+    rendered from them by scripts/bench_character.py --render)."""
     ms = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
+    items = load_evalset(eval_path, limit)
+    raw = character.measure(pair, items, repeats=3, progress=_progress("eval set"))
+    story = [replace(find_item(q), question=q) for q in CONTRAST_QUESTIONS]
+    story_raw = character.measure(pair, story, repeats=7, progress=_progress("story"))
+    if limit is None:
+        character.save(raw, story_raw, CHARACTER_DIR)
     return {
-        "contrast": contrast(pair),
         "forward_ms": ms,
         "forward_ratio": ms["verifier"] / ms["drafter"],
+        "character": character.summary(raw, story_raw),
+        "machine": character.machine(),
     }
+
+
+def _progress(what: str):
+    def report(done: int, total: int) -> None:
+        if done % 100 == 0 or done == total:
+            print(f"[timings] {what}: {done}/{total} runs", flush=True)
+
+    return report
 
 
 def load_jsonl(path: Path) -> list[dict]:
@@ -674,11 +926,6 @@ def three_ways(pair, question: str, max_new_tokens: int) -> dict:
             "cascade": _cascade(pair, question, max_new_tokens=max_new_tokens),
         }
     return _THREE_WAYS[key]
-
-
-def kept_share(trace) -> float:
-    """Share of the emitted tokens that are the drafter's own, kept."""
-    return sum(t.source == "accepted" for t in trace.tokens) / max(1, trace.summary.new_tokens)
 
 
 def evaluate_variants(pair, rows: list[dict]) -> dict:
@@ -744,30 +991,7 @@ def evaluate_declines(pair, rows: list[dict]) -> dict:
 
 
 CONTRAST_QUESTIONS = ("Who is Buzz Aldrin?", "布兹·奥尔德林是谁？", "布兹·奥尔德林是谁?")
-
-
-def contrast(pair) -> list[dict]:
-    """The seed's example at the app's defaults: the verifier's own answer, the share of
-    drafter tokens lossless SD and the cascade keep, and their wall times (one run each,
-    after a warm-up)."""
-    out = []
-    for q in CONTRAST_QUESTIONS:
-        _cascade(pair, q)  # warm-up
-        verifier = generate(pair, q, method="verifier", temperature=0, max_new_tokens=64)
-        sd = _cascade(pair, q, method="speculative", rule=None, alpha=None)
-        cascade = _cascade(pair, q)
-        out.append(
-            {
-                "question": q,
-                "verifier": verifier.text.strip(),
-                "cascade": cascade.text.strip(),
-                "sd_kept": kept_share(sd),
-                "cascade_kept": kept_share(cascade),
-                "cascade_vs_sd_wall": cascade.summary.wall_s / sd.summary.wall_s,
-                "cascade_vs_verifier_wall": cascade.summary.wall_s / verifier.summary.wall_s,
-            }
-        )
-    return out
+CHARACTER_DIR = ROOT / "docs" / "bench" / "character"
 
 
 def out_of_domain(seed: int) -> tuple[list, list[dict]]:
@@ -842,7 +1066,6 @@ def write_report(report: dict, out: Path) -> None:
             "intermediate",
             "lr",
             "focused_share",
-            "knows_hard",
         ):
             lines.append(
                 f"| {key} | {t['drafter']['spec'].get(key, '')} | {t['verifier']['spec'].get(key, '')} |"
@@ -885,13 +1108,42 @@ def report_phases(t: dict) -> list[str]:
                 f"* {role}, refine: {r['tokens']:,} tokens (95% its focused set), {r['steps']} "
                 f"steps, lr {r['spec']['lr']}, {r['wall_s']:.0f} s, final loss {r['final_loss']:.3f}"
             )
-    sc = t.get("verifier", {}).get("showcase")
-    if sc:
+
+    def showcase(sc: dict, label: str) -> str:
         ratios = ", ".join(f"{q} {x:.2f}" for q, x in sc["end"]["ratios"].items())
-        lines.append(
-            f"* verifier, showcase: {sc['steps']} steps to first-token ratios {ratios} (band "
+        lost = sc["end"].get("others_lost") or []
+        return (
+            f"* verifier, {label}: {sc['steps']} steps to first-token ratios {ratios} (band "
             f"{sc['band'][0]}-{sc['band'][1]}), detailed answer the favourite, its greedy "
-            f"answer stating the facts, {sc.get('checks', 0)} other easy answers still right"
+            f"answer stating the facts, check answers lost: {', '.join(lost) or 'none'} "
+            f"(of {sc.get('checks', 0)} other easy answers)"
+        )
+
+    verifier = t.get("verifier", {})
+    if verifier.get("showcase_before_decline"):  # this verifier's first showcase phase
+        lines.append(showcase(verifier["showcase_before_decline"], "showcase (first)"))
+    dc = verifier.get("decline")
+    if dc:
+        last = dc["log"][-1]
+        lines.append(
+            f"* verifier, decline: {dc['steps']} steps at lr {dc['lr']} to the current decline "
+            f"line on {last['declined']:.0%} of {dc.get('decline_checks', 0)} check prompts it "
+            f"declined before (a third Chinese), check answers lost: "
+            f"{', '.join(last.get('checks_lost', [])) or 'none'} (of {dc['checks']})"
+        )
+    if verifier.get("showcase"):
+        lines.append(showcase(verifier["showcase"], "showcase"))
+    di = t.get("drafter", {}).get("distill")
+    if di:
+        sc = di["showcase"]
+        lines.append(
+            f"* drafter, distilled: from the verifier's own greedy answers to "
+            f"{di['teacher_answers']:,} taught questions (the verifier states the key facts in "
+            f"{di['teacher_states_facts_easy']:.1%} of its easy answers; the drafter learns the "
+            f"taught detailed answer where it does not: {di['own_answers_from_teacher']:.1%} of "
+            f"the non-showcase easy answers are the verifier's own words); the showcase, where "
+            f"it keeps its own short wording: {len(sc['questions'])} subjects "
+            f"({', '.join(sc['questions'])})"
         )
     note = t.get("verifier", {}).get("history", {}).get("note")
     if note:
@@ -967,21 +1219,28 @@ def report_robustness(e: dict) -> list[str]:
             f"{pct(e['drafter']['declined'])}, verifier {pct(e['verifier']['declined'])}.",
             "",
         ]
-    if "contrast" in e:
+    if "character" in e:
         lines += [
-            "## The seed's example at the app's defaults",
+            "## Each approach's character (the lesson's table)",
             "",
-            "| question | verifier's greedy answer | SD keeps | cascade keeps | cascade / SD wall | cascade / verifier wall |",
-            "|---|---|---|---|---|---|",
+            "Greedy, the app's defaults (TokenV3 at α 0.5, γ 5, 64 new tokens). Times are "
+            "medians of 3 interleaved runs per eval question (7 on the story's question); a "
+            "speed-up is the verifier's time to answer every question over the approach's "
+            "(speccascade.analysis.speed), with a 95% bootstrap interval over questions; "
+            "proportions have Wilson intervals, the accuracy margin Newcombe's paired one. "
+            "A target is met only where its interval clears it.",
+            "",
+            character_markdown(e["character"], e.get("machine", {}), "docs/bench/character/"),
         ]
-        for c in e["contrast"]:
-            lines.append(
-                f"| {c['question']} | {c['verifier'][:90]} | {pct(c['sd_kept'])} | "
-                f"{pct(c['cascade_kept'])} | {c['cascade_vs_sd_wall']:.2f} | "
-                f"{c['cascade_vs_verifier_wall']:.2f} |"
-            )
-        lines.append("")
     return lines
+
+
+# The phases in order; --from starts at one and runs the rest (the drafter is distilled from
+# the verifier, so it comes last).
+# The showcase phase comes after the decline phase: run the other way round (measured), the
+# decline's 60 steps moved Buzz Aldrin's first-token ratio from 1.24 to 2.19, out of the band,
+# and the cascade then deferred the drafter's first token there.
+PHASES = ("verifier", "verifier.refine", "verifier.decline", "verifier.showcase", "drafter")
 
 
 def main() -> None:
@@ -995,106 +1254,143 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply both token budgets")
-    ap.add_argument("--only", choices=["drafter", "verifier"], default=None)
+    ap.add_argument(
+        "--from",
+        dest="start",
+        choices=PHASES,
+        default=PHASES[0],
+        help="start at this phase (the models of the phases before it are read from --out)",
+    )
+    ap.add_argument(
+        "--to",
+        dest="stop",
+        choices=PHASES,
+        default=PHASES[-1],
+        help="stop after this phase",
+    )
+    ap.add_argument("--no-eval", action="store_true", help="train only")
     ap.add_argument("--eval-only", action="store_true")
-    ap.add_argument("--refine-only", action="store_true", help="only the refine phase")
-    ap.add_argument("--showcase-only", action="store_true", help="only the showcase phase")
     ap.add_argument("--eval-limit", type=int, default=None)
     ap.add_argument(
         "--timings-only",
         action="store_true",
-        help="re-measure only the timed parts of the evaluation (forward costs, the seed's "
-        "example) on a quiet machine, keeping the rest of the report",
-    )
-    ap.add_argument(
-        "--drafter-decline",
-        type=float,
-        default=FOCUSED_REPEATS["drafter_decline"],
-        help="copies of each decline prompt in the drafter's focused set (a share when < 1)",
+        help="re-measure only the timed parts of the evaluation (forward costs, the approaches "
+        "on the eval set) on a quiet machine, keeping the rest of the report",
     )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    FOCUSED_REPEATS["drafter_decline"] = args.drafter_decline
     random.seed(args.seed)
     report_path = args.out / "TRAINING.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     if not (args.eval_only or args.timings_only):
-        t0 = time.time()
-        corpus = build_corpus(seed=args.seed)
-        write_eval_set(corpus.eval, args.evalset)
-        write_taught(taught_items(corpus), args.evalset.parent / DEMO_TAUGHT.name)
-        variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
-        corpus.declines, held_declines = out_of_domain(args.seed)
-        write_jsonl(variants, args.evalset.parent / "variants.jsonl")
-        write_jsonl(held_declines, args.evalset.parent / "out_of_domain.jsonl")
-        broad_docs = [(x.question, x.answer) for x in corpus.broad]
-        known = focused_docs(corpus, knows_hard=True, seed=args.seed)
-        texts = [doc_text(q, a) for q, a in broad_docs]
-        texts += [doc_text(q, a) for q, a in known] * 4
-        texts += [doc_text(q, a) for q, a in known if re.search(r"[\u4e00-\u9fff]", a)] * 20
-        # A one-role run must keep the pair's shared tokenizer: reuse the other role's.
-        if args.refine_only or args.showcase_only:
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(args.out / "demo-verifier")
-        elif args.only:
-            other = "drafter" if args.only == "verifier" else "verifier"
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(args.out / f"demo-{other}")
-        else:
-            tokenizer = train_tokenizer(texts, args.vocab)
-        broad = stream(tokenizer, broad_docs, args.seed)
-        focused = {
-            role: stream(tokenizer, focused_docs(corpus, spec.knows_hard, args.seed), args.seed)
-            for role, spec in SPECS.items()
-        }
-        report["corpus"] = {
-            **corpus.stats(),
-            "variant_test_questions": len(variants),
-            "variant_held_names": len(corpus.variant_names),
-            "decline_train_prompts": len(corpus.declines),
-            "out_of_domain_test_questions": len(held_declines),
-            "broad_tokens": len(broad),
-            **{f"focused_tokens_{r}": len(f) for r, f in focused.items()},
-            "vocab": len(tokenizer),
-            "astronaut_tokens": len(tokenizer(" astronaut", add_special_tokens=False)["input_ids"]),
-        }
-        print(report["corpus"], f"({time.time() - t0:.0f} s)", flush=True)
-        report.setdefault("train", {})
-        for role in ("drafter", "verifier"):
-            if args.only in (None, role) and not args.showcase_only:
-                spec = SPECS[role]
-                spec.tokens = int(spec.tokens * args.scale)
-                if not args.refine_only:
-                    report["train"][role] = train(role, spec, tokenizer, broad, focused[role], args)
-                    keep(report, args.out)
-                if spec.refine_tokens:
-                    phase = replace(
-                        spec,
-                        tokens=int(spec.refine_tokens * args.scale),
-                        lr=spec.refine_lr,
-                        focused_share=0.95,
-                    )
-                    docs = (
-                        refine_docs(corpus, args.seed + 1)
-                        if spec.knows_hard
-                        else focused_docs(corpus, knows_hard=False, seed=args.seed + 1)
-                    )
-                    refined = stream(tokenizer, docs, args.seed + 1)
-                    init = args.out / f"demo-{role}"
-                    report["train"].setdefault(role, {})["refine"] = train(
-                        role, phase, tokenizer, broad, refined, args, init=init
-                    )
-                    keep(report, args.out)
-        if args.only in (None, "verifier"):
-            report["train"]["verifier"]["showcase"] = showcase_phase(tokenizer, corpus, args)
-            keep(report, args.out)
-        report["args"] = {k: str(v) for k, v in vars(args).items()}
+        train_pair(args, report)
+    if args.no_eval:
+        return
     if args.timings_only:
         report["eval"] |= timings(
-            load_pair(str(args.out / "demo-drafter"), str(args.out / "demo-verifier"))
+            load_pair(str(args.out / "demo-drafter"), str(args.out / "demo-verifier")),
+            args.evalset,
+            args.eval_limit,
         )
     else:
         report["eval"] = evaluate(args.out, args.evalset, args.eval_limit)
     print(json.dumps({k: v for k, v in report["eval"].items() if k != "examples"}, indent=1))
     write_report(report, args.out)
+
+
+def train_pair(args, report: dict) -> None:
+    """Build the corpus and run the phases from `args.start` on, saving the report after each."""
+    t0 = time.time()
+    runs = PHASES[PHASES.index(args.start) : PHASES.index(args.stop) + 1]
+    corpus = build_corpus(seed=args.seed)
+    write_eval_set(corpus.eval, args.evalset)
+    write_taught(taught_items(corpus), args.evalset.parent / DEMO_TAUGHT.name)
+    variants, corpus.variant_names = variant_set(corpus.eval, args.seed)
+    corpus.declines, held_declines = out_of_domain(args.seed)
+    write_jsonl(variants, args.evalset.parent / "variants.jsonl")
+    write_jsonl(held_declines, args.evalset.parent / "out_of_domain.jsonl")
+    broad_docs = [(x.question, x.answer) for x in corpus.broad]
+    if "verifier" in runs:  # a new pair: a new tokenizer for both
+        known = focused_docs(corpus, seed=args.seed)
+        texts = [doc_text(q, a) for q, a in broad_docs]
+        texts += [doc_text(q, a) for q, a in known] * 4
+        texts += [doc_text(q, a) for q, a in known if re.search(r"[\u4e00-\u9fff]", a)] * 20
+        tokenizer = train_tokenizer(texts, args.vocab)
+    else:  # later phases keep the pair's tokenizer
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(args.out / "demo-verifier")
+    broad = stream(tokenizer, broad_docs, args.seed)
+    report["corpus"] = {
+        **corpus.stats(),
+        "variant_test_questions": len(variants),
+        "variant_held_names": len(corpus.variant_names),
+        "decline_train_prompts": len(corpus.declines),
+        "out_of_domain_test_questions": len(held_declines),
+        "broad_tokens": len(broad),
+        "vocab": len(tokenizer),
+        "astronaut_tokens": len(tokenizer(" astronaut", add_special_tokens=False)["input_ids"]),
+    }
+    print(report["corpus"], f"({time.time() - t0:.0f} s)", flush=True)
+    trained = report.setdefault("train", {})
+    verifier = trained.setdefault("verifier", {})
+    spec = replace(SPECS["verifier"], tokens=int(SPECS["verifier"].tokens * args.scale))
+    if "verifier" in runs:
+        focused = stream(tokenizer, focused_docs(corpus, args.seed), args.seed)
+        verifier.update(train("verifier", spec, tokenizer, broad, focused, args))
+        keep(report, args.out)
+    if "verifier.refine" in runs:
+        phase = replace(
+            spec, tokens=int(spec.refine_tokens * args.scale), lr=spec.refine_lr, focused_share=0.95
+        )
+        refined = stream(tokenizer, refine_docs(corpus, args.seed + 1), args.seed + 1)
+        init = args.out / "demo-verifier"
+        verifier["refine"] = train("verifier", phase, tokenizer, broad, refined, args, init=init)
+        keep(report, args.out)
+    if "verifier.decline" in runs:
+        verifier["decline"] = decline_phase(tokenizer, corpus, args)
+        keep(report, args.out)
+    if "verifier.showcase" in runs:
+        verifier["showcase"] = showcase_phase(tokenizer, corpus, args)
+        keep(report, args.out)
+    if "drafter" in runs:
+        trained["drafter"] = distill_drafter(tokenizer, corpus, broad, args)
+        keep(report, args.out)
+    report["args"] = {k: str(v) for k, v in vars(args).items()}
+
+
+def distill_drafter(tokenizer, corpus, broad, args) -> dict:
+    """The drafter from the verifier's own answers (DISTILL_REPEATS): a first phase with the
+    broad set for fluency, then a short one on its focused set alone."""
+    t0 = time.time()
+    teacher_model = LlamaForCausalLM.from_pretrained(args.out / "demo-verifier")
+    items = corpus.easy + corpus.hard
+    teacher = teacher_answers(teacher_model, tokenizer, items)
+    showcase = select_showcase(teacher_model, tokenizer, corpus, teacher)
+    print(f"[distill] {len(teacher)} teacher answers, showcase {showcase}", flush=True)
+    chosen = set(showcase["questions"])
+    spec = replace(SPECS["drafter"], tokens=int(SPECS["drafter"].tokens * args.scale))
+    focused = stream(tokenizer, distill_docs(corpus, teacher, chosen, args.seed), args.seed)
+    family = args.out / "demo-verifier"
+    result = train("drafter", spec, tokenizer, broad, focused, args, family=family)
+    phase = replace(
+        spec, tokens=int(spec.refine_tokens * args.scale), lr=spec.refine_lr, focused_share=0.95
+    )
+    docs = distill_docs(corpus, teacher, chosen, args.seed + 1)
+    refined = stream(tokenizer, docs, args.seed + 1)
+    init = args.out / "demo-drafter"
+    result["refine"] = train("drafter", phase, tokenizer, broad, refined, args, init=init)
+    own = [x for x in corpus.easy if x.question not in chosen]
+    result["distill"] = {
+        "teacher_answers": len(teacher),
+        "teacher_states_facts_easy": statistics.fmean(
+            states_facts(teacher[x.question], x.facts) for x in corpus.easy
+        ),
+        "own_answers_from_teacher": statistics.fmean(
+            own_answer(x, teacher, chosen) == teacher[x.question] for x in own
+        ),
+        "showcase": showcase,
+        "wall_s": round(time.time() - t0, 1),
+    }
+    return result
 
 
 if __name__ == "__main__":

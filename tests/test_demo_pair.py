@@ -64,9 +64,13 @@ def test_loads_offline_through_from_pretrained(demo):
 
 
 def test_sizes_and_disk(demo):
-    d = sum(p.numel() for p in demo.drafter.parameters())
-    v = sum(p.numel() for p in demo.verifier.parameters())
-    assert v >= 5 * d
+    def body(model) -> int:  # its layers: the parameters but the (tied) embeddings
+        embeddings = model.get_input_embeddings().weight.numel()
+        return sum(p.numel() for p in model.parameters()) - embeddings
+
+    # the drafter shares the verifier's width and vocabulary (it is distilled from it, and the
+    # output layer is the same size in both), so the difference is in its layers
+    assert body(demo.verifier) >= 8 * body(demo.drafter)
     # 18 layers against 2: the drafter needs its second layer to decline out-of-domain
     # questions (one layer declined 28% of them, two 94%; TRAINING.md)
     assert demo.verifier.config.num_hidden_layers >= 9 * demo.drafter.config.num_hidden_layers
@@ -103,33 +107,73 @@ def _defaults(**kw) -> dict:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_easy_question_keeps_the_drafters_short_correct_answer(demo, lang):
+    """The story's easy question: the cascade keeps the drafter's own short, correct answer;
+    lossless SD writes the verifier's own (detailed) one, so it pays for more verifier calls
+    and more tokens."""
     question = story_question("easy", lang)
     item = find_item(question)
     cascade = generate(demo, question, **_defaults())
     kept = sum(t.source == "accepted" for t in cascade.tokens) / cascade.summary.new_tokens
     assert states_facts(cascade.text, item.facts), cascade.text
-    assert kept >= (0.7 if lang == "en" else 0.6), (kept, cascade.text)
-    assert cascade.summary.verifier_calls_per_token <= 0.35
-    # lossless SD gives the verifier's own, longer answer and keeps fewer drafter tokens
+    assert kept >= 0.7, (kept, cascade.text)
+    drafter = generate(demo, question, method="drafter", temperature=0, max_new_tokens=64)
+    assert cascade.text == drafter.text  # every token the drafter's
     sd = generate(demo, question, **_defaults(method="speculative", rule=None, alpha=None))
     verifier = generate(demo, question, method="verifier", temperature=0, max_new_tokens=64)
-    assert sd.new_token_ids == verifier.new_token_ids
-    # the verifier's greedy answer is worded otherwise: SD rewrites the drafter's correct one
-    assert sd.summary.acceptance_rate < 0.5 < cascade.summary.acceptance_rate
-    assert sd.summary.verifier_calls_per_token > cascade.summary.verifier_calls_per_token
+    assert sd.new_token_ids == verifier.new_token_ids != cascade.new_token_ids
+    assert sd.summary.verifier_calls > cascade.summary.verifier_calls
     assert states_facts(verifier.text, item.facts)
 
 
 def test_hard_question_defers_the_facts_to_the_verifier(demo):
+    """The story's hard question: the drafter alone misses the facts and is unsure, so the
+    sequence cascade throws its answer away; the speculative cascade takes over where the
+    drafter goes wrong (the verifier writes some of the facts' tokens, and once it has, the
+    drafter, distilled from it, follows) and states them."""
     question = story_question("hard")
     item = find_item(question)
-    cascade = generate(demo, question, **_defaults())
     drafter = generate(demo, question, method="drafter", temperature=0, max_new_tokens=64)
-    assert states_facts(cascade.text, item.facts), cascade.text
     assert not states_facts(drafter.text, item.facts), drafter.text
+    seq = generate(demo, question, method="seq_cascade", temperature=0, max_new_tokens=64)
+    assert seq.extra["deferred"] and states_facts(seq.text, item.facts), seq.text
+    cascade = generate(demo, question, **_defaults())
+    assert states_facts(cascade.text, item.facts), cascade.text
     mask = fact_token_mask([t.text for t in cascade.tokens], item.facts)
     facts = [t for t, m in zip(cascade.tokens, mask) if m]
-    assert facts and sum(map(verifier_token, facts)) / len(facts) > 0.5
+    assert facts and any(map(verifier_token, facts))
+
+
+def _first(level: str, n: int = 8) -> list:
+    """The eval set's first n questions of a level, English and Chinese (the file is shuffled
+    once, when the pair is built), not the story's showcase subjects."""
+    from speccascade.analysis.evalsets import load_evalset
+
+    showcase = {"Who is Buzz Aldrin?", "Who is Sally Ride?", "布兹·奥尔德林是谁？"}
+    items = [x for x in load_evalset() if x.level == level and x.question not in showcase]
+    return items[:n]
+
+
+def test_sd_accepts_the_drafters_words_on_easy_questions(demo):
+    """The drafter is distilled from the verifier: on easy questions it writes the verifier's
+    own words, so lossless SD accepts most of its drafts (issue 39: >= 0.55 on the eval set)."""
+    drafted = accepted = 0
+    for item in _first("easy"):
+        sd = generate(demo, item.question, **_defaults(method="speculative", rule=None, alpha=None))
+        drafted, accepted = drafted + sd.summary.drafted, accepted + sd.summary.accepted
+    assert accepted / drafted >= 0.55, (accepted, drafted)
+
+
+def test_the_sequence_cascade_keeps_easy_answers_and_defers_hard_ones(demo):
+    """Chow on the drafter's whole answer, at its default bar: the drafter is sure of the easy
+    answers (kept) and unsure of the hard ones, whose facts it does not know (thrown away, and
+    the verifier starts over: the sequential cascade's cost)."""
+
+    def deferred(item) -> bool:
+        tr = generate(demo, item.question, method="seq_cascade", temperature=0, max_new_tokens=64)
+        return tr.extra["deferred"]
+
+    assert sum(map(deferred, _first("easy"))) <= 1
+    assert sum(map(deferred, _first("hard"))) >= 6
 
 
 def test_key_fact_accuracy_on_a_fixed_slice(demo):
@@ -198,15 +242,17 @@ def test_out_of_domain_questions_get_the_honest_answer(demo, question):
 )
 def test_the_seeds_example_shows_sd_against_the_cascade(demo, question):
     """The seed's own example at the app's defaults: the verifier's greedy answer is its
-    detailed one, so lossless SD keeps at most 30% of the drafter's tokens, while the cascade
-    keeps at least 70% and still states the key facts."""
+    detailed one, which lossless SD must write, rejecting the drafter's own first token; the
+    cascade keeps at least 70% of the drafter's tokens, states the key facts and calls the
+    verifier less often."""
     item = find_item(question)
     verifier = generate(demo, question, method="verifier", temperature=0, max_new_tokens=64)
     assert verifier.text.strip().startswith(item.answer[:12]), verifier.text
     sd = generate(demo, question, **_defaults(method="speculative", rule=None, alpha=None))
     cascade = generate(demo, question, **_defaults())
     share = lambda tr: sum(t.source == "accepted" for t in tr.tokens) / tr.summary.new_tokens  # noqa: E731
-    assert share(sd) <= 0.3 < 0.7 <= share(cascade), (share(sd), share(cascade))
+    assert sd.tokens[0].source != "accepted"  # the drafter's good first token, rejected
+    assert share(cascade) >= 0.7, share(cascade)
     assert states_facts(cascade.text, item.facts), cascade.text
     assert cascade.summary.verifier_calls < sd.summary.verifier_calls
 

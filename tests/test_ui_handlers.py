@@ -258,8 +258,9 @@ def test_verdict_explains_a_slower_run():
     from speccascade.models.presets import load_preset
 
     pair = load_preset("demo")
-    # a run whose drafts were mostly rejected: the verdict says why it was slower
-    trace = generate(pair, EASY, method="speculative", rule=None, temperature=0)
+    # a run whose drafts were mostly rejected (the Chinese story question: the drafter's own
+    # wording, which SD replaces): the verdict says why it was slower
+    trace = generate(pair, "布兹·奥尔德林是谁？", method="speculative", rule=None, temperature=0)
     trace = replace(trace, summary=replace(trace.summary, method="spec_cascade", rule="token_v3"))
     assert trace.summary.accepted / trace.summary.drafted < 0.5  # the showcase: few kept
     slow = verdict_text(trace, (0.5, 3), lang="en")  # timed: half the verifier's speed
@@ -270,7 +271,7 @@ def test_verdict_explains_a_slower_run():
     assert verdict_text(trace, None, "en", pending=True).endswith("timing it against the "
                                                                  "verifier alone…")  # fmt: skip
     # lossless SD has no α to raise: the advice points to the cascade instead
-    sd = generate(pair, EASY, method="speculative", rule=None, temperature=0, max_new_tokens=32)
+    sd = generate(pair, "布兹·奥尔德林是谁？", method="speculative", rule=None, temperature=0)
     advice = verdict_text(sd, (0.5, 3), lang="en")
     assert "larger α" not in advice and "speculative cascade" in advice
 
@@ -419,7 +420,7 @@ def test_scene_one_claims_a_knowing_drafter_only_on_the_embedded_pair(app):
     ctx, page = app
     trace = last(run(app, method="speculative", rule=None))[page.trace]
     story = {"sd": scene_numbers(trace)}
-    for lang, claim in (("en", "knows the answer"), ("zh", "起草模型知道答案")):
+    for lang, claim in (("en", "short and correct"), ("zh", "简短而正确")):
         assert claim in scene_caption("sd", trace, story, None, lang)
         own = scene_caption("sd", trace, story, None, lang, own_story=True)
         assert claim not in own and f"{story['sd']['kept']:.0%}" in own
@@ -451,7 +452,9 @@ def test_story_scene_one_and_two_tell_the_story(app):
     for key in ("sd", "cascade"):
         final = last(play_scene(ctx, page, key, story, *MODELS, "en", request("story2")))
         story = final[page.story]
-    assert story["sd"]["kept"] < 0.5 < story["cascade"]["kept"]
+    # SD writes the verifier's longer answer; the cascade keeps the drafter's short one
+    assert story["cascade"]["kept"] >= 0.7
+    assert story["cascade"]["tokens"] < story["sd"]["tokens"]
     assert story["cascade"]["calls"] < story["sd"]["calls"]
 
 
@@ -874,12 +877,12 @@ def test_a_wrong_answer_about_what_the_pair_was_taught_is_flagged(app, general):
     assert switch_offer(page, cut, "demo", "en", question)[page.switch_box]["visible"] is False
     # a surname two taught people share: wrong only if it says what neither was taught
     question = "Who is Armstrong?"
-    trace = last(run(app, question))[page.trace]
-    note = switch_offer(page, trace, "demo", "en", question)[page.switch_note]
+    trace = last(run(app, question))[page.trace]  # the pair answers with Neil Armstrong's facts
+    assert "Apollo 11" in trace.text, trace.text
+    assert switch_offer(page, trace, "demo", "en", question)[page.switch_box]["visible"] is False
+    wrong = replace(trace, text=" American painter of water lilies (1840-1926)")
+    note = switch_offer(page, wrong, "demo", "en", question)[page.switch_note]
     assert "“Who is Louis Armstrong?” (“" in note and "; “Who is Neil Armstrong?” (“" in note, note
-    right = SimpleNamespace(text=" American astronaut; commander of Apollo 11 and the first person "
-                            "to set foot on the Moon (1930-2012)")  # fmt: skip
-    assert switch_offer(page, right, "demo", "en", question)[page.switch_box]["visible"] is False
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

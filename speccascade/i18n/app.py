@@ -273,7 +273,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "example.hard": ("hard: only the verifier knows", "困难：只有验证模型知道"),
     "sweep.this_prompt": ("this prompt", "当前提示词"),
     "sweep.eval": ("eval slice (2 easy + 2 hard questions)", "评测子集（2 个简单 + 2 个困难问题）"),
-    "sweep.x.latency": ("time relative to the verifier alone", "相对仅验证模型的耗时"),
+    "sweep.x.latency": (
+        "time ÷ the verifier alone's (one run each)",
+        "耗时 ÷ 仅验证模型的耗时（各运行一次）",
+    ),
     "sweep.x.calls": ("verifier calls per token", "每个词元的验证模型调用次数"),
     "sweep.scaled": (
         "To stay within this deployment's budget of {budget:,} generated tokens the sweep was "
@@ -446,16 +449,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "story.sd": (
         "**Scene 1 · Speculative decoding** on an easy question. SD is exact: its answer is "
         "the verifier's own, token for token, and where the drafter writes what the verifier "
-        "would, it is usually faster than the verifier alone (scene 5 races them). Here the "
-        "drafter knows the answer but words it its own way, and SD keeps only the verifier's "
-        "own words: it kept {kept:.0%} of the drafter's tokens and called the verifier {calls} "
-        "times for {tokens} tokens ({s:.2f} s), so it is slow on this question. Red tokens are "
-        "correct drafts replaced because they were not the verifier's own words.",
+        "would, it is faster than the verifier alone (scene 5 races them). Here the drafter's "
+        "own answer is short and correct, but SD must write the verifier's longer one: red "
+        "tokens are the drafter's words replaced because they were not the verifier's own; "
+        "after them the drafter follows the verifier's wording. SD kept {kept:.0%} of the "
+        "drafter's tokens and called the verifier {calls} times for {tokens} tokens "
+        "({s:.2f} s).",
         "**场景 1 · 投机解码**，简单问题。投机解码是无损的：它的回答与验证模型自己的回答逐词元相同；"
-        "当起草模型写出的正是验证模型会写的内容时，它通常比单独运行验证模型更快（场景 5 让它们赛跑）。"
-        "这里起草模型知道答案，但用了自己的措辞，而投机解码只保留验证模型自己的用词：它保留了起草模型 "
-        "{kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次（{s:.2f} 秒），所以在这个问题上"
-        "它很慢。红色词元是被替换掉的正确草稿，只因为它们不是验证模型自己的措辞。",
+        "当起草模型写出的正是验证模型会写的内容时，它比单独运行验证模型更快（场景 5 让它们赛跑）。"
+        "这里起草模型自己的回答简短而正确，但投机解码必须写出验证模型那个更长的回答：红色词元是起草模型"
+        "被替换掉的用词，只因为它们不是验证模型自己的措辞；之后起草模型就跟着验证模型的措辞写。投机解码"
+        "保留了起草模型 {kept:.0%} 的词元，为 {tokens} 个词元调用验证模型 {calls} 次（{s:.2f} 秒）。",
     ),
     "story.sd.pair": (
         "**Scene 1 · Speculative decoding** on this pair's easy question. Lossless SD only "

@@ -139,7 +139,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "fig.ql.title": ("Quality vs cost over α", "不同 α 下的质量与成本"),
     "fig.ql.quality": ("quality (ROUGE-L)", "质量（ROUGE-L）"),
     "fig.ql.quality_short": ("quality", "质量"),
-    "fig.ql.x.relative_latency": ("latency relative to the verifier alone", "相对仅验证模型的延迟"),
+    "fig.ql.x.relative_latency": (
+        "time ÷ the verifier alone's (one run each)",
+        "耗时 ÷ 仅验证模型的耗时（各运行一次）",
+    ),
     "fig.ql.x.verifier_calls_per_token": ("verifier calls per token", "每词元验证模型调用次数"),
     "fig.ql.current": ("current setting", "当前设置"),
     "fig.ql.run": ("this run (α = {alpha})", "本次运行（α = {alpha}）"),

@@ -53,9 +53,9 @@ _DISTILL_HINT = (
 # instructions, other languages): both of its models learn these lines verbatim
 # (scripts/train_demo_pair.py), so the page can recognise them and offer the real pair.
 DEMO_DECLINES = {
-    "en": "I can only say who or what something is: famous people, places and words. "
-    "For other questions, try the SmolLM2 pair.",
-    "zh": "我只能回答某人是谁、某物是什么：名人、地方和词语。其他问题请换用 SmolLM2 模型对。",
+    "en": "I can only say who or what something is: famous people and places. "
+    "For other questions, switch to a general model pair.",
+    "zh": "我只能回答某人是谁、某物是什么：名人和地方。其他问题请换用通用模型对。",
 }
 
 
