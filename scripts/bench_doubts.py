@@ -3,6 +3,9 @@ decline, "Probably made up", "Probably wrong") separate right answers from wrong
 
     python scripts/bench_doubts.py            # about 6 minutes on 2 cores
 
+Writes every answer and its doubt to docs/bench/doubts/doubts.json (BENCHMARKS.md's table is
+rendered from it: scripts/bench_all.py --render).
+
 Runs the app's defaults (APP_DEFAULTS: TokenV3, alpha 0.5, gamma 5, greedy, 64 new tokens)
 on the eval set, its typed variants, the out-of-domain set and (where WordNet is installed)
 100 WordNet words the pair saw only for fluency, and prints the BENCHMARKS.md table: per set,
@@ -47,28 +50,47 @@ def question_sets() -> dict[str, list[tuple[str, object]]]:
     return sets
 
 
-def main() -> None:
+OUT = ROOT / "docs" / "bench" / "doubts" / "doubts.json"
+
+
+def measure() -> dict:
+    """Each question's answer, its doubt and whether it is right, per set; and the counts."""
+    from speccascade.analysis.character import machine
+
     pair, preset = load_preset("demo"), PRESETS["demo"]
-    print("| set | n | right, no flag | right, flagged | wrong, declined | wrong, made up "
-          "| wrong, wrong | wrong, missed |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    out: dict = {"machine": machine(), "sets": {}, "rows": []}
     for name, items in question_sets().items():
         counts: Counter = Counter()
         for question, item in items:
             trace = generate(pair, question, APP_DEFAULTS)
             d = doubt(preset, question, trace.text, trace.summary.stop_reason)
             right = item is not None and item.correct(trace.text)
-            counts[("right" if right else "wrong", d.kind if d else "none")] += 1
+            kind = d.kind if d else "none"
+            counts[("right" if right else "wrong", kind)] += 1
+            out["rows"].append({"set": name, "question": question, "text": trace.text,
+                                "token_ids": trace.new_token_ids, "right": right,
+                                "doubt": kind})  # fmt: skip
         right = sum(v for (r, _), v in counts.items() if r == "right")
-        cells = [
-            counts["right", "none"],
-            right - counts["right", "none"],
-            counts["wrong", "declined"],
-            counts["wrong", "unknown"],
-            counts["wrong", "wrong"],
-            counts["wrong", "none"],
-        ]
-        print(f"| {name} | {len(items)} | " + " | ".join(str(c) for c in cells) + " |", flush=True)
+        out["sets"][name] = {
+            "n": len(items),
+            "right_none": counts["right", "none"],
+            "right_flagged": right - counts["right", "none"],
+            "wrong_declined": counts["wrong", "declined"],
+            "wrong_unknown": counts["wrong", "unknown"],
+            "wrong_wrong": counts["wrong", "wrong"],
+            "wrong_none": counts["wrong", "none"],
+        }
+        print(name, out["sets"][name], flush=True)
+    return out
+
+
+def main() -> None:
+    from speccascade.views.benchdoc import RENDERERS
+
+    data = measure()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(RENDERERS["doubts"](OUT.parent.parent))
 
 
 if __name__ == "__main__":
