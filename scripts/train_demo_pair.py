@@ -407,6 +407,14 @@ def all_state_facts(model, tokenizer, items: list[QA]) -> bool:
     return ok
 
 
+def clipped_step(model, opt, loss) -> None:
+    """One optimiser step on `loss`, its gradient clipped to norm 1 (the short phases')."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+
+
 def showcase_phase(tokenizer, corpus, args) -> dict:
     """Train the showcase facts' first-token ratio into SHOWCASE_BAND (see above) and their
     two answers as a whole (the fork alone left the continuation to chance: measured, an
@@ -478,10 +486,7 @@ def showcase_phase(tokenizer, corpus, args) -> dict:
             # the ratio, and the two wordings' joint mass (so the long one is the favourite)
             loss = loss + (log_ratio(logits, f) - math.log(SHOWCASE_TARGET)) ** 2
             loss = loss - torch.logsumexp(logits[[f.long, f.short]], 0) + logits.logsumexp(0)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        clipped_step(model, opt, loss)
     model.eval()
     model.save_pretrained(path)
     return {
@@ -585,10 +590,7 @@ def decline_phase(tokenizer, corpus, args) -> dict:
         )
         loss = model(input_ids=batch, labels=batch).loss
         loss = loss + anchor_kl(model, frozen, tokenizer, rng.sample(others, DECLINE_BATCH * 2))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        clipped_step(model, opt, loss)
     model.eval()
     model.save_pretrained(path)
     return {

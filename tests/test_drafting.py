@@ -130,7 +130,10 @@ def test_confidence_policy_wastes_fewer_drafts_on_a_hard_question():
     from speccascade.models.presets import load_preset
 
     pair = load_preset(None)
-    q = "Who is Michael Collins?"
+    # a hard question (only the verifier knows it): the drafter is unsure in many places, so a
+    # fixed window drafts past them (the story's hard question now loses only 2 drafts: after
+    # the verifier's first correction the distilled drafter follows its answer)
+    q = "Who is Margaret Hamilton?"
     fixed = generate(pair, q, APP_DEFAULTS)
     conf = generate(pair, q, APP_DEFAULTS, draft_policy="confidence")
     assert conf.new_token_ids == fixed.new_token_ids  # greedy: the policy changes cost only

@@ -397,9 +397,10 @@ def test_best_gamma_and_its_curve(demo):
     fastest = [p.gamma for p in curve if p.projection.total_ms == best.projection.total_ms]
     assert best.gamma == min(fastest) >= 4  # ties go to the smaller window
     assert best.speedup > 4  # every draft is kept here (the drafter knows this answer)
-    # a hard question, most drafts rejected, and a drafter as slow as the verifier: every
-    # extra draft is wasted, gamma 1 is the least bad (and still slower than the verifier)
-    hard = generate(demo, "Who is Michael Collins?", APP_DEFAULTS)
+    # a hard question where most drafts are rejected (61 of the drafter's 71 forwards are
+    # wasted), and a drafter as slow as the verifier: every extra draft is wasted, gamma 1 is
+    # the least bad (and still slower than the verifier)
+    hard = generate(demo, "Who is John Ronald Reuel Tolkien?", APP_DEFAULTS)
     costly = best_gamma(hard, custom_profile(10.0, 10.0), max_gamma=6, max_new_tokens=64)
     assert (costly.gamma, costly.basis) == (1, "exact") and costly.speedup < 1
     rows = best_gammas({"sc": tr, "v": generate(demo, PROMPT, method="verifier", rule=None)}, COST)

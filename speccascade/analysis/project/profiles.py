@@ -16,7 +16,7 @@ from transformers import DynamicCache
 
 from speccascade.core.engine import APP_DEFAULTS, generate
 from speccascade.core.errors import SettingsError
-from speccascade.core.pair import ModelPair
+from speccascade.core.pair import ModelPair, lean_step
 from speccascade.core.sampling import check_finite
 from speccascade.core.trace import Trace
 
@@ -343,14 +343,14 @@ def _timed_forward(pair: ModelPair, model, ids: torch.Tensor, cache, keep: int) 
     decoding step does with the logits before the next forward (the T = 1 softmax, the top-k
     the trace records, the greedy pick), so that the next forward finds the caches as it
     would in a run rather than warm from a tight loop (on a CPU that is worth tens of %)."""
+    step = lean_step(model)  # the step the engine takes for this model, if it has one
+    ids = ids.to(model.get_input_embeddings().weight.device).view(1, -1)
     start = time.perf_counter()
-    out = model(
-        input_ids=ids.to(model.get_input_embeddings().weight.device).view(1, -1),
-        cache=cache,
-        use_cache=True,
-        logits_to_keep=keep,
-    )
-    logits = out.logits[0, :, : pair.vocab_size].to(pair.device, torch.float32)
+    if step is not None:
+        out = step(ids, cache, keep)
+    else:
+        out = model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=keep).logits
+    logits = out[0, :, : pair.vocab_size].to(pair.device, torch.float32)
     check_finite(logits, "model")
     if logits.device.type == "cuda":
         torch.cuda.synchronize(logits.device)
