@@ -142,6 +142,13 @@ class Page:
         return [self.preset, self.drafter, self.verifier]
 
     @property
+    def cascade_inputs(self) -> list:
+        """What Compare and the race read: the chosen speculative cascade's settings (they run
+        their own baselines beside it)."""
+        return [self.prompt, *self.models, self.rule, self.alpha, self.gamma, self.temperature,
+                self.max_new, self.seed, self.lang]  # fmt: skip
+
+    @property
     def knobs(self) -> list:
         return [self.method, self.rule, self.alpha, self.gamma, self.temperature]
 

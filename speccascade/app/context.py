@@ -24,6 +24,7 @@ from speccascade.app.serving import (
 )
 from speccascade.core.engine import (
     APP_DEFAULTS,
+    CASCADE,
     Settings,
 )
 from speccascade.core.errors import (
@@ -179,6 +180,20 @@ def check_budget(max_new_tokens, runs: int, config: ServeConfig, lang: str) -> i
         code, values = problem
         raise UserError(t(f"error.{code}", lang, **values))
     return value
+
+
+def check_cascade_request(
+    ctx: AppContext, prompt, preset, rule, alpha, gamma, temperature, max_new_tokens, seed,
+    runs: int, lang: str,
+) -> tuple[str, int, Settings]:  # fmt: skip
+    """What a view that runs the chosen speculative cascade beside its baselines (Compare, the
+    race) checks before any model runs, for `runs` runs of the budget: (the prompt, max new
+    tokens, the validated settings), or a UserError in the page's language."""
+    prompt = check_prompt(prompt, ctx.config, lang)
+    check_readable(prompt, preset, lang)
+    tokens = check_budget(max_new_tokens, runs, ctx.config, lang)
+    settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
+    return prompt, tokens, settings.validated(ctx.config.max_new_tokens)
 
 
 def _message(e: Exception, lang: str) -> str:

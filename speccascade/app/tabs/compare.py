@@ -36,10 +36,8 @@ from speccascade.app.context import (
     _hidden,
     _message,
     _num,
-    check_budget,
+    check_cascade_request,
     check_context,
-    check_prompt,
-    check_readable,
     gpu,
     label,
     lang_code,
@@ -103,11 +101,10 @@ def run_compare(
     variants = compare_variants(rule)
     yield {page.tabs: gr.Tabs(selected="compare"), page.compare_status: t("status.loading", lang)}
     try:
-        prompt = check_prompt(prompt, ctx.config, lang)
-        check_readable(prompt, preset, lang)
-        tokens = check_budget(max_new_tokens, len(variants), ctx.config, lang)
-        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
-        settings.validated(ctx.config.max_new_tokens)
+        prompt, tokens, settings = check_cascade_request(
+            ctx, prompt, preset, rule, alpha, gamma, temperature, max_new_tokens, seed,
+            len(variants), lang,
+        )  # fmt: skip
         pair = ctx.pair(*models)
         check_context(pair, prompt, settings.chat, lang)
     except (UserError, *_USER_ERRORS) as e:
@@ -497,7 +494,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     p = page
     p.compare_btn.click(
         _bind(run_compare, ctx, p),
-        [p.prompt, *p.models, p.rule, p.alpha, p.gamma, p.temperature, p.max_new, p.seed, p.lang],
+        p.cascade_inputs,
         [p.tabs, p.compare_status, p.compare_fig, p.compare_table, p.compared],
         api_name="compare",
         show_progress_on=[p.compare_fig],  # the status line says the progress in words

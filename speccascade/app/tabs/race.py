@@ -18,15 +18,11 @@ from speccascade.app.context import (
     UserError,
     _bind,
     _message,
-    check_budget,
+    check_cascade_request,
     check_context,
-    check_prompt,
-    check_readable,
     gpu,
     label,
-    settings_of,
 )
-from speccascade.core.engine import CASCADE
 from speccascade.i18n import t
 from speccascade.models.presets import DEFAULT_PRESET, PRESETS
 from speccascade.views.race import FRAME_JS, lane_label, race_document
@@ -98,11 +94,10 @@ def start_race(
         page.race_status: t("race.running", lang, rounds=RACE_ROUNDS),
     }
     try:
-        prompt = check_prompt(prompt, ctx.config, lang)
-        check_readable(prompt, preset, lang)
-        check_budget(max_new_tokens, len(LANES) * (RACE_ROUNDS + 1), ctx.config, lang)
-        settings = settings_of(CASCADE, rule, alpha, gamma, temperature, max_new_tokens, seed)
-        settings = settings.validated(ctx.config.max_new_tokens)
+        runs = len(LANES) * (RACE_ROUNDS + 1)
+        prompt, _, settings = check_cascade_request(
+            ctx, prompt, preset, rule, alpha, gamma, temperature, max_new_tokens, seed, runs, lang
+        )
         if settings.seed is None and settings.temperature > 0:
             raise UserError(t("race.needs_seed", lang))
         races = races_for(ctx, [prompt], settings, models, lang, progress)
@@ -150,17 +145,7 @@ def wire(ctx: AppContext, page: Page, heavy: dict) -> None:
     p = page
     p.race_btn.click(
         _bind(start_race, ctx, p),
-        [
-            p.prompt,
-            *p.models,
-            p.rule,
-            p.alpha,
-            p.gamma,
-            p.temperature,
-            p.max_new,
-            p.seed,
-            p.lang,
-        ],  # fmt: skip
+        p.cascade_inputs,
         [p.tabs, p.race_status, p.race_view, p.race_files],
         api_name="race",
         **heavy,
