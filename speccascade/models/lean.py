@@ -22,6 +22,7 @@ own `generate()` keeps the model's forward. The drafter class (models.drafter) r
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -68,43 +69,114 @@ def _linear(layer: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
     return layer(x)
 
 
+@dataclass(frozen=True)
+class _Layer:
+    """One decoder layer's weights and projections, read once per run."""
+
+    in_norm: torch.Tensor
+    q: torch.nn.Module
+    k: torch.nn.Module
+    v: torch.nn.Module
+    o: torch.nn.Module
+    post_norm: torch.Tensor
+    gate: torch.nn.Module
+    up: torch.nn.Module
+    down: torch.nn.Module
+    scaling: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What decode_step reads from a model, gathered once: the engine takes thousands of
+    steps per run, and each attribute read through nn.Module and the config costs Python
+    time comparable to a small layer's products."""
+
+    model: LlamaForCausalLM
+    heads: int
+    kv_heads: int
+    head_dim: int
+    eps: float
+    embed: torch.nn.Module
+    rotary: torch.nn.Module
+    layers: tuple[_Layer, ...]
+    norm: torch.Tensor
+    lm_head: torch.nn.Module
+
+
+def plan(model: LlamaForCausalLM) -> Plan:
+    """The weights and shapes decode_step needs from `model` (a Llama, see lean_model_ok)."""
+    config, body = model.config, model.model
+    heads = config.num_attention_heads
+    layers = tuple(
+        _Layer(
+            layer.input_layernorm.weight,
+            layer.self_attn.q_proj,
+            layer.self_attn.k_proj,
+            layer.self_attn.v_proj,
+            layer.self_attn.o_proj,
+            layer.post_attention_layernorm.weight,
+            layer.mlp.gate_proj,
+            layer.mlp.up_proj,
+            layer.mlp.down_proj,
+            layer.self_attn.scaling,
+        )  # fmt: skip
+        for layer in body.layers[: config.num_hidden_layers]
+    )
+    return Plan(
+        model=model,
+        heads=heads,
+        kv_heads=config.num_key_value_heads,
+        head_dim=getattr(config, "head_dim", None) or config.hidden_size // heads,
+        eps=config.rms_norm_eps,
+        embed=body.embed_tokens,
+        rotary=body.rotary_emb,
+        layers=layers,
+        norm=body.norm.weight,
+        lm_head=model.lm_head,
+    )
+
+
 def decode_step(
     model: LlamaForCausalLM, input_ids: torch.Tensor, cache, logits_to_keep: int = 0
 ) -> torch.Tensor:
     """Logits of `model` (a Llama, see lean_decode_ok) for `input_ids` [1, n] after the
     tokens in `cache`, which it extends: the same products in the same order as
     transformers' forward, without its per-module Python."""
-    config, body = model.config, model.model
+    return planned_step(plan(model), input_ids, cache, logits_to_keep)
+
+
+def planned_step(
+    plan: Plan, input_ids: torch.Tensor, cache, logits_to_keep: int = 0
+) -> torch.Tensor:
+    """decode_step with the model's weights and shapes already gathered (`plan`)."""
+    heads, kv_heads, head_dim, eps = plan.heads, plan.kv_heads, plan.head_dim, plan.eps
     n, start = input_ids.shape[1], cache.get_seq_length()
-    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    eps = config.rms_norm_eps
-    hidden = body.embed_tokens(input_ids)
+    hidden = plan.embed(input_ids)
+    width = (hidden.shape[-1],)
     positions = torch.arange(start, start + n, device=hidden.device).unsqueeze(0)
-    cos, sin = body.rotary_emb(hidden, positions)
+    cos, sin = plan.rotary(hidden, positions)
     mask = None  # one new token sees the whole cache; several see a causal band of it
     if n > 1 and start:
         mask = torch.ones(n, start + n, dtype=torch.bool, device=hidden.device).tril(start)
+    causal, gqa = mask is None and n > 1, heads != kv_heads
 
-    for i, layer in enumerate(body.layers[: config.num_hidden_layers]):
-        attn, mlp = layer.self_attn, layer.mlp
-        x = F.rms_norm(hidden, (hidden.shape[-1],), layer.input_layernorm.weight, eps)
-        q = _linear(attn.q_proj, x).view(1, n, heads, head_dim).transpose(1, 2)
-        k = _linear(attn.k_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
-        v = _linear(attn.v_proj, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
+    for i, layer in enumerate(plan.layers):
+        x = F.rms_norm(hidden, width, layer.in_norm, eps)
+        q = _linear(layer.q, x).view(1, n, heads, head_dim).transpose(1, 2)
+        k = _linear(layer.k, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
+        v = _linear(layer.v, x).view(1, n, kv_heads, head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         k, v = cache.update(k, v, i)
         o = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=attn.scaling,
-            is_causal=mask is None and n > 1, enable_gqa=heads != kv_heads,
-        )  # fmt: skip
-        hidden = hidden + _linear(attn.o_proj, o.transpose(1, 2).reshape(1, n, -1))
-        x = F.rms_norm(hidden, (hidden.shape[-1],), layer.post_attention_layernorm.weight, eps)
-        gated = F.silu(_linear(mlp.gate_proj, x)) * _linear(mlp.up_proj, x)
-        hidden = hidden + _linear(mlp.down_proj, gated)
+            q, k, v, attn_mask=mask, scale=layer.scaling, is_causal=causal, enable_gqa=gqa
+        )
+        hidden = hidden + _linear(layer.o, o.transpose(1, 2).reshape(1, n, -1))
+        x = F.rms_norm(hidden, width, layer.post_norm, eps)
+        gated = F.silu(_linear(layer.gate, x)) * _linear(layer.up, x)
+        hidden = hidden + _linear(layer.down, gated)
     hidden = hidden[:, -logits_to_keep:] if logits_to_keep else hidden
-    hidden = F.rms_norm(hidden, (hidden.shape[-1],), body.norm.weight, eps)
-    return model.lm_head(hidden)
+    hidden = F.rms_norm(hidden, width, plan.norm, eps)
+    return plan.lm_head(hidden)
 
 
 def _hooked(model: torch.nn.Module) -> bool:
@@ -124,7 +196,7 @@ def engine_step(model: LlamaForCausalLM) -> Callable | None:
     None."""
     replaced = "forward" in vars(model)  # an instance's own forward (a wrapper, a probe)
     ok = lean_model_ok(model) and not replaced and not _hooked(model)
-    return partial(decode_step, model) if ok else None
+    return partial(planned_step, plan(model)) if ok else None
 
 
 # exactly this class: a subclass (the drafter class) may compute something else in its forward
