@@ -29,6 +29,8 @@ STUDIES = {
     "character": [sys.executable, "scripts/bench_character.py"],
     "doubts": [sys.executable, "scripts/bench_doubts.py"],
     "engine": [sys.executable, "scripts/bench_engine.py"],
+    "engine-smollm2": [sys.executable, "scripts/bench_engine.py", "--pair", "smollm2"],
+    "general": [sys.executable, "scripts/bench_general.py"],
     "hub_pairs": [sys.executable, "scripts/bench_hub_pairs.py"],
 }
 DOCS = ("BENCHMARKS.md", "README.md", "docs/guide.md")

@@ -4,7 +4,8 @@
     python scripts/bench_character.py --render   # re-render BENCHMARKS.md from the raw rows
 
 Runs the verifier alone, the drafter alone, the sequence cascade, lossless SD and the
-speculative cascade at the app's defaults (greedy) on every eval question in 3 interleaved
+speculative cascade at the app's defaults (greedy), and transformers' own `generate()` with the
+verifier beside them, on every eval question in 3 interleaved
 rounds and on the story's question (in English and in Chinese with both question marks) in 7,
 writes the raw rows to docs/bench/character/ and the table between the markers in
 BENCHMARKS.md. scripts/train_demo_pair.py writes the same rows and TRAINING.md from its own
@@ -56,9 +57,11 @@ def main() -> None:
             if done % 100 == 0 or done == total:
                 print(f"{done}/{total} runs", flush=True)
 
-        raw = character.measure(pair, items, repeats=args.repeats, progress=progress)
+        raw = character.measure(
+            pair, items, repeats=args.repeats, methods=character.TABLE_METHODS, progress=progress
+        )
         story = [replace(find_item(q), question=q) for q in STORY]
-        story_raw = character.measure(pair, story, repeats=7)
+        story_raw = character.measure(pair, story, repeats=7, methods=character.TABLE_METHODS)
         character.save(raw, story_raw, FOLDER)
     print(render())
 

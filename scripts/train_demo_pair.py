@@ -880,9 +880,13 @@ def timings(pair, eval_path: Path, limit: int | None = None) -> dict:
     rendered from them by scripts/bench_character.py --render)."""
     ms = forward_ms({"drafter": pair.drafter, "verifier": pair.verifier})
     items = load_evalset(eval_path, limit)
-    raw = character.measure(pair, items, repeats=3, progress=_progress("eval set"))
+    raw = character.measure(
+        pair, items, repeats=3, methods=character.TABLE_METHODS, progress=_progress("eval set")
+    )
     story = [replace(find_item(q), question=q) for q in CONTRAST_QUESTIONS]
-    story_raw = character.measure(pair, story, repeats=7, progress=_progress("story"))
+    story_raw = character.measure(
+        pair, story, repeats=7, methods=character.TABLE_METHODS, progress=_progress("story")
+    )
     if limit is None:
         character.save(raw, story_raw, CHARACTER_DIR)
     return {

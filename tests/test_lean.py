@@ -48,13 +48,37 @@ def test_the_lean_step_gives_the_forward_s_logits_bit_for_bit(heads, kv_heads):
         assert torch.equal(a, b), (a - b).abs().max()
 
 
+@pytest.mark.parametrize("lookup", [[], [0.3, 0.6]])
+def test_the_drafter_s_engine_step_gives_its_forward_s_logits_bit_for_bit(lookup):
+    """The drafter's step (a draft vocabulary, with and without the lookup mixture, whose
+    context follows the cache through a crop) is its forward, logit for logit."""
+    base = build_model("llama", 11, 24, 2, seed=9, scale=3.0, heads=4, kv_heads=2)
+    drafter = make_drafter(base, [0, 1, 3, 4, 6, 9], lookup_weights=lookup)
+    step = lean_step(drafter)
+    assert step is not None
+    lean, plain = _run(drafter, step), _run(drafter, _forward(drafter))
+    for a, b in zip(lean, plain):
+        assert torch.equal(a, b), (a - b).abs().max()
+    if lookup:  # the mixture moved some logits: the test compares what the lookup adds too
+        bare = make_drafter(base, [0, 1, 3, 4, 6, 9], lookup_weights=[])
+        assert not all(torch.equal(a, b) for a, b in zip(lean, _run(bare, lean_step(bare))))
+
+
 def test_what_the_lean_step_cannot_run_goes_through_the_forward():
-    """Other architectures, other dtypes, a subclass (the drafter's own forward), and a model
-    a forward hook watches (a test's fault, a user's probe) get no step."""
+    """Other architectures, other dtypes, a drafter in training or with its lean path turned
+    off, and a model a forward hook watches (a test's fault, a user's probe) get no step."""
     llama = build_model("llama", 11, 16, 1, seed=3, scale=3.0)
     gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=11, n_embd=16, n_layer=1, n_head=2))
     assert lean_step(gpt2) is None
-    assert lean_step(make_drafter(llama, list(range(11)))) is None
+    drafter = make_drafter(llama, list(range(11)))
+    assert lean_step(drafter) is not None
+    assert lean_step(drafter.train()) is None
+    drafter.eval().lean_decode = False
+    assert lean_step(drafter) is None
+    drafter.lean_decode = True
+    hook = drafter.model.layers[0].register_forward_pre_hook(lambda *a: None)
+    assert lean_step(drafter) is None
+    hook.remove()
     hook = llama.model.layers[0].mlp.register_forward_hook(lambda *a: None)
     assert lean_step(llama) is None
     hook.remove()

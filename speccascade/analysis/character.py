@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from speccascade.analysis.bench import HF_VERIFIER as HF_GENERATE
+from speccascade.analysis.bench import hf_generate
 from speccascade.analysis.evalsets import Example
 from speccascade.analysis.quality import states_facts
 from speccascade.analysis.speed import median_wall, suite_speedup
@@ -29,6 +31,9 @@ from speccascade.core.trace import Trace
 
 # The approaches of the lesson, the verifier first (every speed-up is against it).
 APPROACHES = ("verifier", "drafter", "seq_cascade", "speculative", CASCADE)
+# The lesson's table: the approaches, and transformers' own generate() with the verifier (the
+# baseline a reader compares our verifier loop with).
+TABLE_METHODS = (*APPROACHES, HF_GENERATE)
 
 
 def approach_settings(method: str, settings: Settings = APP_DEFAULTS) -> Settings:
@@ -70,6 +75,30 @@ def _row(item: Example, method: str, trace: Trace) -> dict:
     }
 
 
+def _hf_row(pair: ModelPair, item: Example, settings: Settings) -> dict:
+    """The verifier's own `generate()` (transformers), greedy on the engine's prompt ids: the
+    baseline the engine's verifier loop is measured against, in the same table."""
+    ids, wall = hf_generate(pair, pair.encode(item.question), settings.max_new_tokens)
+    text = pair.decode(ids)
+    return {
+        "question": item.question,
+        "level": item.level,
+        "lang": item.lang,
+        "method": HF_GENERATE,
+        "token_ids": ids,
+        "text": text,
+        "tokens": len(ids),
+        "walls": [wall],
+        "drafted": 0,
+        "accepted": 0,
+        "kept_share": 0.0,
+        "verifier_calls": len(ids),
+        "deferred": False,
+        "confidence": None,
+        "correct": states_facts(text, item.facts) if item.facts else None,
+    }
+
+
 def measure(
     pair: ModelPair,
     items: Sequence[Example],
@@ -80,22 +109,32 @@ def measure(
 ) -> pd.DataFrame:
     """Every method on every question, `repeats` interleaved rounds (each round runs every
     question, each question every method, the methods' order rotating), after one warm-up
-    run. Greedy runs give the same tokens every round (checked); rows keep each run's time."""
+    run. Greedy runs give the same tokens every round (checked); rows keep each run's time.
+    HF_GENERATE among `methods` runs the verifier's own `generate()` (greedy only)."""
+    if HF_GENERATE in methods and settings.temperature != 0:
+        raise ValueError("hf_generate is measured greedy only (its sampler is not the engine's)")
     rows: dict[tuple[int, str], dict] = {}
     generate(pair, items[0].question, approach_settings(methods[0], settings))  # warm-up
+    if HF_GENERATE in methods:
+        _hf_row(pair, items[0], settings)
     total, done = repeats * len(items) * len(methods), 0
     for r in range(repeats):
         for i, item in enumerate(items):
             order = list(methods[r % len(methods) :]) + list(methods[: r % len(methods)])
             for m in order:
-                tr = generate(pair, item.question, approach_settings(m, settings))
+                if m == HF_GENERATE:
+                    row = _hf_row(pair, item, settings)
+                else:
+                    row = _row(
+                        item, m, generate(pair, item.question, approach_settings(m, settings))
+                    )
                 key = (i, m)
                 if key not in rows:
-                    rows[key] = _row(item, m, tr)
+                    rows[key] = row
                 else:
-                    if settings.temperature == 0 and tr.new_token_ids != rows[key]["token_ids"]:
+                    if settings.temperature == 0 and row["token_ids"] != rows[key]["token_ids"]:
                         raise RuntimeError(f"{m} gave other tokens on {item.question!r}")
-                    rows[key]["walls"].append(tr.summary.wall_s)
+                    rows[key]["walls"].extend(row["walls"])
                 done += 1
                 if progress:
                     progress(done, total)
@@ -263,3 +302,33 @@ def load(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         rows["wall_s"] = [median_wall(w) for w in rows.walls]
         out.append(rows)
     return out[0], out[1], json.loads((folder / "machine.json").read_text())
+
+
+def held_out_summary(raw: pd.DataFrame, kinds: dict[str, str], margin: float = 0.02) -> dict:
+    """A held-out set's numbers (scripts/bench_general.py): each approach on all questions and
+    per kind (`kinds`: question -> kind), the accuracy of each against the verifier's with
+    Newcombe's paired interval, whether greedy SD wrote the verifier's own tokens, and the
+    checks: the cascade within `margin` of the verifier's accuracy, and faster than SD."""
+    questions = list(raw.question.unique())
+    by_kind: dict[str, list[str]] = {}
+    for q in questions:
+        by_kind.setdefault(kinds.get(q, "other"), []).append(q)
+    groups = {"all": group_numbers(raw, questions)}
+    groups.update({k: group_numbers(raw, qs) for k, qs in sorted(by_kind.items())})
+    ver = _by(raw, "verifier")
+    margins, same = {}, {}
+    for m in raw.method.unique():
+        g = _by(raw, m)
+        margins[m] = paired_difference(list(g.correct.astype(bool)), list(ver.correct.astype(bool)))
+        same[m] = [int(sum(a == b for a, b in zip(g.token_ids, ver.token_ids))), len(g)]
+    checks = [Check("cascade accuracy - verifier's", *margins[CASCADE], ">=", -margin)]
+    if "speculative" in margins:
+        sd, casc = _by(raw, "speculative"), _by(raw, CASCADE)
+        value, lo, hi = ratio_of_sums(list(casc.wall_s), list(sd.wall_s))
+        checks.append(Check("cascade time / SD's", value, lo, hi, "<=", 1.0))
+    return {
+        "groups": groups,
+        "vs_verifier": margins,
+        "same_tokens_as_verifier": same,
+        "checks": [c.as_dict() for c in checks],
+    }

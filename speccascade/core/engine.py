@@ -39,6 +39,7 @@ from speccascade.core.trace import (
     TokenRecord,
     Trace,
     draft_records,
+    pair_stats,
     summarise,
     token_records,
 )
@@ -335,7 +336,8 @@ class _Run:
         return Probs(self.sampler.probs(logits), unit_probs(logits))
 
     def records(self, ids: list[int], sources: list[Source], **views) -> list[TokenRecord]:
-        """TokenRecords for this round's tokens (views: q, p, target, drafts, accept_prob)."""
+        """TokenRecords for this round's tokens (views: q, p, target, drafts, accept_prob,
+        stats)."""
         first, rnd, k = len(self.out.ids), len(self.rounds), self.s.record_top_k
         return token_records(ids, sources, first=first, round=rnd, top_k=k, **views)
 
@@ -427,8 +429,9 @@ def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         target = build_target(rule, alpha, q.scaled, p.scaled[:g], q.unit, p.unit[:g])
         u = sampler.uniform(g, run.device)
         k, accept_prob, residual = _verify(rule, drafts, q.scaled, target, u)
+        stats = pair_stats(q, p, g)  # the drafts' records and the emitted tokens' share it
         records = draft_records(
-            drafts, q, p, target, accept_prob, u, k, tested_all=rule.kind == "block"
+            drafts, q, p, target, accept_prob, u, k, tested_all=rule.kind == "block", stats=stats
         )
         replay = dict(window=window, drafts=records)
         if k < g:  # rejected at row k: replace from the residual, roll both caches back
@@ -450,7 +453,7 @@ def _speculative(run: _Run) -> Iterator[tuple[list[TokenRecord], RoundRecord]]:
         rnd = meter.record(drafted=g, accepted=k, draft_ids=drafts.tolist(), **replay)
         emitted = torch.cat([drafts[:k], y]).tolist()
         views = dict(q=q, p=p, target=target, drafts=drafts, accept_prob=accept_prob)
-        yield run.records(emitted, sources, **views), rnd
+        yield run.records(emitted, sources, stats=stats, **views), rnd
         window = policy.next(window, g, k, s.gamma)
 
 

@@ -118,6 +118,14 @@ STAT_COLUMNS = (
 )  # fmt: skip
 
 
+def pair_stats(q: Probs, p: Probs, n: int) -> dict[str, Tensor]:
+    """What the trace records about p against q on their first n rows: D_TV on the laws
+    tokens are drawn from, H(p), KL and JSD at T = 1. Computed once per window: the drafts'
+    records and the emitted tokens' share them."""
+    ent_p, kl, jsd = divergences(p.unit[:n], q.unit[:n])
+    return {"dtv": tv_distance(p.scaled[:n], q.scaled[:n]), "ent_p": ent_p, "kl": kl, "jsd": jsd}
+
+
 def token_records(
     ids: list[int],
     sources: list[Source],
@@ -130,10 +138,12 @@ def token_records(
     target: Target | None = None,
     drafts: Tensor | None = None,
     accept_prob: Tensor | None = None,
+    stats: dict[str, Tensor] | None = None,
 ) -> list[TokenRecord]:
     """TokenRecords for tokens emitted at positions first, first + 1, ... (row i of each
     tensor is the i-th of them). Tensors may have fewer rows than `ids` (no drafter view of a
-    bonus token, no draft for it): those fields are None. The statistics are gathered into one
+    bonus token, no draft for it): those fields are None. `stats` (pair_stats of the window)
+    saves computing p against q again where it covers the rows. The statistics are gathered into one
     table on device, a named column each, and copied to the host once (plus once for the
     top-k lists): this runs every round, so it is kept to a handful of tensor ops."""
     n = len(ids)
@@ -150,8 +160,9 @@ def token_records(
             cols[f"max_{name}"] = rows.amax(-1)
     nb = 0 if q is None or p is None else min(n, q.unit.shape[0], p.unit.shape[0])
     if nb:
-        cols["dtv"] = tv_distance(p.scaled[:nb], q.scaled[:nb])
-        cols["ent_p"], cols["kl"], cols["jsd"] = divergences(p.unit[:nb], q.unit[:nb])
+        if stats is None or stats["dtv"].shape[0] < nb:  # `stats`: pair_stats of the window
+            stats = pair_stats(q, p, nb)
+        cols.update({name: column[:nb] for name, column in stats.items()})
     if nd and target is not None and target.defer is not None:
         cols["defer"] = target.defer[:nd].gather(1, drafts[:nd, None])[:, 0].float()
     if nd and accept_prob is not None:
@@ -210,10 +221,11 @@ def draft_records(
     u: Tensor,
     n_accepted: int,
     tested_all: bool = False,
+    stats: dict[str, Tensor] | None = None,
 ) -> list[Draft]:
     """Draft records for a window, gathered into one table and copied to the host once.
     `tested_all`: every draft was tested (block verification), not only up to the first
-    rejection."""
+    rejection. `stats`: pair_stats of the window, if already computed."""
     g = drafts.shape[0]
     rows, col = torch.arange(g, device=drafts.device), drafts[:, None]
     defer = (
@@ -221,20 +233,21 @@ def draft_records(
         if target.defer is not None
         else torch.full((g,), torch.nan, device=drafts.device)
     )
-    ent_p, kl, jsd = divergences(p.unit[:g], q.unit[:g])
+    if stats is None or stats["dtv"].shape[0] < g:
+        stats = pair_stats(q, p, g)
     table = torch.stack(
         [
             q.unit[rows, drafts],
             p.unit[rows, drafts],
             q.unit[:g].amax(-1),
             p.unit[:g].amax(-1),
-            tv_distance(p.scaled[:g], q.scaled[:g]),
+            stats["dtv"][:g],
             defer,
             accept_prob[:g],
             u[:g],
-            ent_p,
-            kl,
-            jsd,
+            stats["ent_p"][:g],
+            stats["kl"][:g],
+            stats["jsd"][:g],
         ],
         dim=1,
     ).tolist()

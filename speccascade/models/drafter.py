@@ -19,7 +19,9 @@ see an ordinary q.
 Lean decode step. A drafter this small (4 layers of 192 units) spends most of a step in
 transformers' per-module Python, and it runs once per draft: its forward takes models.lean's
 `decode_step` (the same products in the same order, the logits bit for bit) for the cached
-float32 CPU calls the engine makes, and transformers' forward runs everything else.
+float32 CPU calls the engine makes, and transformers' forward runs everything else. The
+engine goes one step further (`engine_step`, registered in core.pair.LEAN_STEPS): the same
+path with its checks made once per run instead of once per draft.
 
 `DrafterLlamaForCausalLM` is a Llama with all three (the first two optional); importing this
 module registers it with transformers' Auto classes, so `from_pretrained` loads it without
@@ -34,7 +36,15 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 from transformers.modeling_outputs import CausalLMOutputWithPast
 
-from speccascade.models.lean import decode_step, lean_decode_ok
+from speccascade.core.pair import LEAN_STEPS, Step
+from speccascade.models.lean import (
+    decode_step,
+    hooked,
+    lean_decode_ok,
+    lean_model_ok,
+    plan,
+    planned_step,
+)
 
 
 def fill_value(dtype: torch.dtype) -> float:
@@ -216,20 +226,26 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
         context = self._context(input_ids, cache, before, attention_mask)
         if cache is None and getattr(out, "cache", None) is not None:
             self._contexts[out.cache] = context  # a cache transformers made for this call
-        logits = out.logits.float()  # the mixture's weights need float32 steps
-        logits = logits.clone() if logits is out.logits and logits.requires_grad else logits
+        out.logits = self._mix(out.logits, input_ids, context, logits_to_keep)
+        return out
+
+    def _mix(self, logits: torch.Tensor, input_ids, context: torch.Tensor, logits_to_keep):
+        """The lookup mixture of the model's logits for the chunk `input_ids`, whose tokens
+        end `context`."""
+        weights = self.config.lookup_weights
+        mixed = logits.float()  # the mixture's weights need float32 steps
+        mixed = mixed.clone() if mixed is logits and mixed.requires_grad else mixed
         n, start = input_ids.shape[1], context.shape[1] - input_ids.shape[1]
         kept = (
             logits_to_keep.tolist()
             if isinstance(logits_to_keep, torch.Tensor)
-            else range(n - logits.shape[1], n)
+            else range(n - mixed.shape[1], n)
         )  # the chunk positions the logits are for
-        for b in range(logits.shape[0]):
+        for b in range(mixed.shape[0]):
             for j, pos in enumerate(kept):
                 end = start + (pos % n) + 1
-                logits[b, j] = mix_lookup(logits[b, j], context[b, :end], weights, self._skip)
-        out.logits = logits
-        return out
+                mixed[b, j] = mix_lookup(mixed[b, j], context[b, :end], weights, self._skip)
+        return mixed
 
     def __getstate__(self) -> dict:  # the per-cache contexts hold weak references
         state = self.__dict__.copy()
@@ -257,6 +273,28 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
         context = torch.cat([kept, ids], 1)
         self._contexts[cache] = context
         return context
+
+
+def engine_step(model: DrafterLlamaForCausalLM) -> Step | None:
+    """The engine's step for a drafter: its forward's lean path (decode_step, then the lookup
+    mixture) without the per-call checks and module dispatch, where that path would run for
+    every call of the run (eval mode, a float32 CPU Llama, no hook, no replaced forward);
+    else None, and the engine calls the forward."""
+    if not model.lean_decode or model.training or "forward" in vars(model):
+        return None
+    if not lean_model_ok(model) or hooked(model):
+        return None
+    gathered, weights = plan(model), model.config.lookup_weights
+
+    def step(input_ids: torch.Tensor, cache, keep: int) -> torch.Tensor:
+        before = cache.get_seq_length() if weights else 0
+        logits = planned_step(gathered, input_ids, cache, keep)
+        if not weights:
+            return logits
+        context = model._context(input_ids, cache, before, None)
+        return model._mix(logits, input_ids, context, keep)
+
+    return step
 
 
 def make_drafter(
@@ -306,6 +344,7 @@ def head_rows(model: torch.nn.Module) -> int:
 
 AutoConfig.register(DrafterConfig.model_type, DrafterConfig, exist_ok=True)
 AutoModelForCausalLM.register(DrafterConfig, DrafterLlamaForCausalLM, exist_ok=True)
+LEAN_STEPS[DrafterLlamaForCausalLM] = engine_step
 
 __all__ = [
     "DraftVocabHead",

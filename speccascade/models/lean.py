@@ -179,7 +179,7 @@ def planned_step(
     return plan.lm_head(hidden)
 
 
-def _hooked(model: torch.nn.Module) -> bool:
+def hooked(model: torch.nn.Module) -> bool:
     """Whether a forward hook watches or changes a call of `model` or of any of its modules
     (a test injecting a fault, a user's probe): decode_step would skip it."""
     from torch.nn.modules import module as nn_module
@@ -195,7 +195,7 @@ def engine_step(model: LlamaForCausalLM) -> Callable | None:
     and no hook is registered (checked once per run: a run's model does not change), else
     None."""
     replaced = "forward" in vars(model)  # an instance's own forward (a wrapper, a probe)
-    ok = lean_model_ok(model) and not replaced and not _hooked(model)
+    ok = lean_model_ok(model) and not replaced and not hooked(model)
     return partial(planned_step, plan(model)) if ok else None
 
 

@@ -11,7 +11,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from speccascade.views.report import character_markdown, character_summary_line
+from speccascade.views.report import (
+    character_markdown,
+    character_summary_line,
+    held_out_markdown,
+)
 
 RENDERERS: dict[str, Callable[[Path], str]] = {}
 
@@ -80,6 +84,37 @@ def _character_line(bench: Path) -> str:
     return character_summary_line(summary, machine)
 
 
+@renderer("general")
+def _general(bench: Path) -> str:
+    """The SmolLM2 pair on its held-out general-knowledge set (scripts/bench_general.py)."""
+    import pandas as pd
+
+    from speccascade.analysis import character
+    from speccascade.analysis.evalsets import GENERAL_HELDOUT, load_evalset
+    from speccascade.analysis.speed import median_wall
+
+    folder = bench / "general"
+    if not (folder / "rows.jsonl").exists():
+        return "Not measured yet: `python scripts/bench_general.py`."
+    raw = pd.read_json(folder / "rows.jsonl", orient="records", lines=True)
+    raw["wall_s"] = [median_wall(w) for w in raw.walls]
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    kinds = {x.question: x.kind for x in load_evalset(GENERAL_HELDOUT)}
+    summary = character.held_out_summary(raw, kinds)
+    return held_out_markdown(summary, meta, "docs/bench/general/")
+
+
+# sets whose questions have a right answer here (the others: the right answer is to decline)
+_ANSWERABLE = ("eval set", "typed variants")
+
+
+def _share(k: int, n: int) -> str:
+    from speccascade.analysis.stats import wilson
+
+    lo, hi = wilson(k, n)
+    return f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]" if n else "–"
+
+
 @renderer("doubts")
 def _doubts(bench: Path) -> str:
     data = json.loads((bench / "doubts" / "doubts.json").read_text(encoding="utf-8"))
@@ -88,13 +123,16 @@ def _doubts(bench: Path) -> str:
         "`docs/bench/doubts/doubts.json`.",
         "",
         "| set | n | right, no flag | right, flagged | wrong, declined | wrong, made up "
-        "| wrong, “wrong” | wrong, missed |",
-        "|---|---|---|---|---|---|---|---|",
+        "| wrong, “wrong” | wrong, missed | right [95%] | declined [95%] |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, counts in data["sets"].items():
         cells = [counts[k] for k in ("right_none", "right_flagged", "wrong_declined",
                                      "wrong_unknown", "wrong_wrong", "wrong_none")]  # fmt: skip
-        lines.append(f"| {name} | {counts['n']} | " + " | ".join(map(str, cells)) + " |")
+        n = counts["n"]
+        right = _share(cells[0] + cells[1], n) if name in _ANSWERABLE else "–"
+        cells += [right, _share(counts["wrong_declined"], n)]
+        lines.append(f"| {name} | {n} | " + " | ".join(map(str, cells)) + " |")
     sets = data["sets"].values()
     missed = sum(c["wrong_none"] for c in sets)
     flagged_right = sum(c["right_flagged"] for c in sets)
@@ -119,7 +157,8 @@ def _engine(bench: Path) -> str:
         s, m, cfg = data["summary"], data["machine"], data["settings"]
         lines += [
             f"**{data['pair']}** pair · {m.get('cpu', '?')}, {m.get('threads', '?')} threads · "
-            f"{s['questions']} eval questions, greedy, {cfg['max_new_tokens']} new tokens at "
+            f"{s['questions']} questions of `{cfg.get('questions', 'assets/data/evalset.jsonl')}`"
+            f", greedy, {cfg['max_new_tokens']} new tokens at "
             f"most, γ = {cfg['gamma']}, {cfg['repeats']} interleaved runs each (medians) · "
             f"`docs/bench/engine/{path.name}`",
             "",

@@ -122,6 +122,7 @@ _APPROACH_NAMES = {
     "seq_cascade": "sequence cascade (Chow)",
     "speculative": "speculative decoding (lossless)",
     "spec_cascade": "speculative cascade (TokenV3, α 0.5)",
+    "hf_generate": "transformers' `generate()` (the verifier)",
 }
 
 
@@ -187,6 +188,47 @@ def character_markdown(summary: dict, machine: dict, source: str) -> str:
                     )
         lines.append("")
     lines += ["| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
+    for c in summary["checks"]:
+        lo, hi = c["ci95"]
+        lines.append(
+            f"| {c['name']} | {c['value']:.3f} [{lo:.3f}, {hi:.3f}] | {c['target']} | "
+            f"{c['verdict']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def held_out_markdown(summary: dict, meta: dict, source: str) -> str:
+    """A held-out set's table (analysis.character.held_out_summary): each approach's speed-up
+    and key-fact accuracy on all questions, its accuracy per kind of question and against the
+    verifier's, how often its tokens are the verifier's own, and the checks."""
+    groups, m = summary["groups"], meta["machine"]
+    kinds = [k for k in groups if k != "all"]
+    head = " | ".join(f"{k} (n={groups[k]['n']}): key facts" for k in kinds)
+    lines = [
+        f"Machine: {m.get('cpu', '?')}, {m.get('threads', '?')} threads, torch "
+        f"{m.get('torch', '?')}. Raw rows: `{source}` (token ids, every run's time).",
+        "",
+        f"| approach | all (n={groups['all']['n']}): speed-up | all: key facts | {head} "
+        "| accuracy - verifier's | same tokens as the verifier |",
+        "|---" * (5 + len(kinds)) + "|",
+    ]
+    for name, label in _APPROACH_NAMES.items():
+        if name not in groups["all"]:
+            continue
+        d = groups["all"][name]
+        diff = summary["vs_verifier"][name]
+        same, n = summary["same_tokens_as_verifier"][name]
+        cells = [_ci(d["speedup"]), _ci(d["accuracy"], pct=True)]
+        cells += [_ci(groups[k][name]["accuracy"], pct=True) for k in kinds]
+        cells += [f"{100 * diff[0]:+.1f} [{100 * diff[1]:+.1f}, {100 * diff[2]:+.1f}] points",
+                  f"{same} of {n}"]  # fmt: skip
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name in ("speculative", "spec_cascade"):
+        if "acceptance" in groups["all"].get(name, {}):
+            accepted = _ci(groups["all"][name]["acceptance"], pct=True)
+            lines.append(f"- {_APPROACH_NAMES[name]}: drafts accepted {accepted}")
+    lines += ["", "| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
     for c in summary["checks"]:
         lo, hi = c["ci95"]
         lines.append(
