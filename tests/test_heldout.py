@@ -38,8 +38,8 @@ def test_the_set_has_150_or_more_questions_of_three_kinds_each_with_a_key_fact()
 
 
 def test_no_key_fact_is_met_by_restating_the_question():
-    """A restatement ("The capital of Alaska is ...") must not count: WordNet names some capitals "capital of
-    Alaska", which the builder leaves out of the facts."""
+    """A restatement ("The capital of Alaska is ...") must not count: WordNet names some
+    capitals "capital of Alaska", which the builder leaves out of the facts."""
     for x in load_evalset(GENERAL_HELDOUT):
         assert not states_facts(x.question, x.facts), x.question
         restated = x.question.rstrip("?").replace("What is", "It is").replace("Who was", "")

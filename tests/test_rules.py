@@ -298,6 +298,22 @@ def test_sampler_top_p_top_k_and_greedy():
     assert bf16.dtype == torch.float32
 
 
+@pytest.mark.parametrize("name", ["sd", "block"])
+@pytest.mark.parametrize("temperature", [0.0, 1.0, 0.5])
+def test_the_lossless_rules_target_is_the_mixture_formula_bit_for_bit(name, temperature):
+    """build_target skips the statistics for the rules that always defer: what it returns is
+    what the mixture formula computes with r = 1 (q (1 - 1) + p 1), to the last bit."""
+    q1, p1 = random_laws(n=12, vocab=9, seed=21)
+    q1[:3, :2] = 0.0
+    q, p = scaled(q1, temperature), scaled(p1, temperature)
+    t = build_target(RULES[name], 0.3, q, p, q1, p1)
+    rf = torch.ones_like(q)
+    pi = q * (1 - rf) + p * rf
+    assert torch.equal(t.law, pi) and torch.equal(t.accept, pi)
+    assert torch.equal(t.residual, (pi - q).clamp_min(0))
+    assert t.defer.shape == q.shape and bool(t.defer.all())
+
+
 def test_the_fused_divergences_are_the_separate_ones():
     """The trace's one-pass H(p), KL(p||q), JSD(p, q) equal the definitions, zeros included
     (0 log 0 terms vanish; KL stays finite where q is 0)."""

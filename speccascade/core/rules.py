@@ -375,6 +375,11 @@ def build_target(rule: Rule, alpha: float, q: Tensor, p: Tensor, q1: Tensor, p1:
         rejected = (q - kept).sum(-1, keepdim=True)  # = 1 - sum(kept), exactly 0 when all kept
         law = kept + rejected * normalise(residual)
         return Target(accept, residual, law, None)
+    if rule.defer is _always and rule.kind in ("mixture", "block"):
+        # lossless: q (1 - 1) + p 1 is p bit for bit, so skip the statistics and products
+        # this rule never reads (a full-vocabulary pass each, every round)
+        always = torch.ones_like(q[:, :1], dtype=torch.bool).expand_as(q)
+        return Target(p, (p - q).clamp_min(0), p, always)
     r = rule.defer(Stats.of(q, p, q1, p1, rule.stats), alpha).expand_as(q)
     rf = r.to(q.dtype)
     if rule.kind == "soft":  # a weight, not a decision: no token is deferred as such
