@@ -55,6 +55,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="the first N questions (a smoke run)")
     ap.add_argument("--out", type=Path, default=FOLDER, help="where the raw rows go")
     args = ap.parse_args()
+    if args.limit and args.out == FOLDER:
+        ap.error("--limit is a smoke run: give it its own --out, not the published rows' folder")
     if not args.render:
         torch.set_num_threads(args.threads)
         pair = load_preset(PRESET)

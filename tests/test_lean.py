@@ -51,12 +51,15 @@ def test_the_lean_step_gives_the_forward_s_logits_bit_for_bit(heads, kv_heads):
 @pytest.mark.parametrize("lookup", [[], [0.3, 0.6]])
 def test_the_drafter_s_engine_step_gives_its_forward_s_logits_bit_for_bit(lookup):
     """The drafter's step (a draft vocabulary, with and without the lookup mixture, whose
-    context follows the cache through a crop) is its forward, logit for logit."""
+    context follows the cache through a crop) is its forward on transformers' products, logit
+    for logit."""
     base = build_model("llama", 11, 24, 2, seed=9, scale=3.0, heads=4, kv_heads=2)
     drafter = make_drafter(base, [0, 1, 3, 4, 6, 9], lookup_weights=lookup)
     step = lean_step(drafter)
     assert step is not None
-    lean, plain = _run(drafter, step), _run(drafter, _forward(drafter))
+    lean = _run(drafter, step)
+    drafter.lean_decode = False  # its forward now runs transformers' products, then the mixture
+    plain = _run(drafter, _forward(drafter))
     for a, b in zip(lean, plain):
         assert torch.equal(a, b), (a - b).abs().max()
     if lookup:  # the mixture moved some logits: the test compares what the lookup adds too
@@ -76,8 +79,12 @@ def test_what_the_lean_step_cannot_run_goes_through_the_forward():
     drafter.eval().lean_decode = False
     assert lean_step(drafter) is None
     drafter.lean_decode = True
-    hook = drafter.model.layers[0].register_forward_pre_hook(lambda *a: None)
+    seen = []
+    hook = drafter.model.layers[0].register_forward_pre_hook(lambda *a: seen.append(1))
     assert lean_step(drafter) is None
+    with torch.no_grad():  # and its own forward honours the hook too
+        drafter(input_ids=torch.tensor([[1, 2]]), cache=DynamicCache(config=drafter.config))
+    assert seen
     hook.remove()
     hook = llama.model.layers[0].mlp.register_forward_hook(lambda *a: None)
     assert lean_step(llama) is None

@@ -319,6 +319,8 @@ def held_out_summary(raw: pd.DataFrame, kinds: dict[str, str], margin: float = 0
     margins, same = {}, {}
     for m in raw.method.unique():
         g = _by(raw, m)
+        if list(g.question) != list(ver.question) or g.correct.isna().any():
+            raise ValueError(f"{m}: every question needs a judged row beside the verifier's")
         margins[m] = paired_difference(list(g.correct.astype(bool)), list(ver.correct.astype(bool)))
         same[m] = [int(sum(a == b for a, b in zip(g.token_ids, ver.token_ids))), len(g)]
     checks = [Check("cascade accuracy - verifier's", *margins[CASCADE], ">=", -margin)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +18,8 @@ GENERAL_QA = DATA / "general_qa.jsonl"
 # The SmolLM2 pair's held-out general-knowledge set: 160 questions with key facts from WordNet
 # 3.0, none of them taught to its distilled drafter (scripts/build_general_heldout.py).
 GENERAL_HELDOUT = DATA / "general_heldout.jsonl"
+# where a set's item came from, kept beside it and not read (any other unknown key is an error)
+PROVENANCE = frozenset({"subject", "names", "synset", "source"})
 
 
 @dataclass(frozen=True)
@@ -295,10 +297,9 @@ def load_evalset(path: Path = EVALSET, limit: int | None = None) -> list[Example
     data = path.read_bytes()
     text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    known = {f.name for f in fields(Example)} - {"facts", "aliases"}  # and provenance, unread
     items = [
         Example(
-            **{k: v for k, v in r.items() if k in known},
+            **{k: v for k, v in r.items() if k not in PROVENANCE | {"facts", "aliases"}},
             facts=tuple(r.get("facts", ())),
             aliases=tuple(r.get("aliases", ())),
         )

@@ -205,6 +205,7 @@ class DrafterLlamaForCausalLM(LlamaForCausalLM):
             and use_cache is not False
             and isinstance(logits_to_keep, int)
             and lean_decode_ok(self, input_ids, cache)
+            and not hooked(self)  # decode_step would skip a hook on any of its modules
         )
         if lean:
             logits = decode_step(self, input_ids, cache, logits_to_keep)

@@ -22,8 +22,8 @@ own `generate()` keeps the model's forward. The drafter class (models.drafter) r
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -69,8 +69,7 @@ def _linear(layer: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
     return layer(x)
 
 
-@dataclass(frozen=True)
-class _Layer:
+class _Layer(NamedTuple):
     """One decoder layer's weights and projections, read once per run."""
 
     in_norm: torch.Tensor
@@ -85,11 +84,11 @@ class _Layer:
     scaling: float
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """What decode_step reads from a model, gathered once: the engine takes thousands of
     steps per run, and each attribute read through nn.Module and the config costs Python
-    time comparable to a small layer's products."""
+    time comparable to a small layer's products. Tuples: decode_step builds one per call
+    (the drafter's forward), which must cost no more than the reads themselves."""
 
     model: LlamaForCausalLM
     heads: int
@@ -202,4 +201,13 @@ def engine_step(model: LlamaForCausalLM) -> Callable | None:
 # exactly this class: a subclass (the drafter class) may compute something else in its forward
 LEAN_STEPS[LlamaForCausalLM] = engine_step
 
-__all__ = ["decode_step", "engine_step", "lean_decode_ok", "lean_model_ok"]
+__all__ = [
+    "Plan",
+    "decode_step",
+    "engine_step",
+    "hooked",
+    "lean_decode_ok",
+    "lean_model_ok",
+    "plan",
+    "planned_step",
+]
