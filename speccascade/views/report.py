@@ -220,8 +220,12 @@ def held_out_markdown(summary: dict, meta: dict, source: str) -> str:
         same, n = summary["same_tokens_as_verifier"][name]
         cells = [_ci(d["speedup"]), _ci(d["accuracy"], pct=True)]
         cells += [_ci(groups[k][name]["accuracy"], pct=True) for k in kinds]
-        cells += [f"{100 * diff[0]:+.1f} [{100 * diff[1]:+.1f}, {100 * diff[2]:+.1f}] points",
-                  f"{same} of {n}"]  # fmt: skip
+        margin = (
+            "–"  # the verifier against itself
+            if name == "verifier"
+            else f"{100 * diff[0]:+.1f} [{100 * diff[1]:+.1f}, {100 * diff[2]:+.1f}] points"
+        )
+        cells += [margin, f"{same} of {n}"]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
     for name in ("speculative", "spec_cascade"):
