@@ -165,6 +165,18 @@ def common_name(words: tuple[str, ...]) -> str:
     return min(full, key=len) if full else first
 
 
+def item(s: Synset, question: str, answer: str, facts: list[str], subject: str) -> dict:
+    """One question's row: any of `facts` states its key fact; the synset it came from."""
+    return {
+        "question": question,
+        "answer": answer,
+        "facts": [pattern(facts)],
+        "subject": subject,
+        "names": list(s.words),
+        "synset": s.offset,
+    }
+
+
 def capitals(nouns: dict[str, Synset]) -> list[dict]:
     places = {w for x in nouns.values() if x.lex == 15 for w in x.words}
     rows = []
@@ -180,16 +192,8 @@ def capitals(nouns: dict[str, Synset]) -> list[dict]:
         names += [n for w in names for n in SPELLINGS.get(w, [])]
         if not names:
             continue
-        rows.append(
-            {
-                "question": f"What is the capital of {place}?",
-                "answer": f"{s.words[0]} ({clause})",
-                "facts": [pattern(names)],
-                "subject": m.group(2),
-                "names": list(s.words),
-                "synset": s.offset,
-            }
-        )
+        question = f"What is the capital of {place}?"
+        rows.append(item(s, question, f"{s.words[0]} ({clause})", names, m.group(2)))
     return rows
 
 
@@ -205,16 +209,7 @@ def people(nouns: dict[str, Synset]) -> list[dict]:
         if not names:
             continue
         name = common_name(s.words)
-        rows.append(
-            {
-                "question": f"Who was {name}?",
-                "answer": f"{name}: {s.gloss.split(';')[0]}",
-                "facts": [pattern(names)],
-                "subject": name,
-                "names": list(s.words),
-                "synset": s.offset,
-            }
-        )
+        rows.append(item(s, f"Who was {name}?", f"{name}: {s.gloss.split(';')[0]}", names, name))
     return rows
 
 
@@ -232,16 +227,8 @@ def words(nouns: dict[str, Synset]) -> list[dict]:
         if not names or lemma in {n.lower() for n in names}:
             continue
         word = s.words[0]  # as WordNet writes it: "Friday", "July"
-        rows.append(
-            {
-                "question": f'What does the word "{word}" mean?',
-                "answer": f"{word}: {s.gloss.split(';')[0]}",
-                "facts": [pattern(names)],
-                "subject": lemma,
-                "names": list(s.words),
-                "synset": s.offset,
-            }
-        )
+        question = f'What does the word "{word}" mean?'
+        rows.append(item(s, question, f"{word}: {s.gloss.split(';')[0]}", names, lemma))
     return rows
 
 

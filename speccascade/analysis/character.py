@@ -295,13 +295,17 @@ def save(raw: pd.DataFrame, story: pd.DataFrame, folder: Path) -> None:
 
 def load(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(eval rows, story rows, machine) as `save` wrote them."""
-    out = []
-    for name in ("eval", "story"):
-        rows = pd.read_json(folder / f"{name}.jsonl", orient="records", lines=True)
-        rows["correct"] = [None if pd.isna(x) else bool(x) for x in rows.correct]
-        rows["wall_s"] = [median_wall(w) for w in rows.walls]
-        out.append(rows)
-    return out[0], out[1], json.loads((folder / "machine.json").read_text())
+    eval_rows, story_rows = (read_rows(folder / f"{name}.jsonl") for name in ("eval", "story"))
+    return eval_rows, story_rows, json.loads((folder / "machine.json").read_text())
+
+
+def read_rows(path: Path) -> pd.DataFrame:
+    """Raw rows as `save` (or scripts/bench_general.py) wrote them, with each row's median
+    time and None where an answer had no facts to judge."""
+    rows = pd.read_json(path, orient="records", lines=True)
+    rows["correct"] = [None if pd.isna(x) else bool(x) for x in rows.correct]
+    rows["wall_s"] = [median_wall(w) for w in rows.walls]
+    return rows
 
 
 def held_out_summary(raw: pd.DataFrame, kinds: dict[str, str], margin: float = 0.02) -> dict:

@@ -87,17 +87,13 @@ def _character_line(bench: Path) -> str:
 @renderer("general")
 def _general(bench: Path) -> str:
     """The SmolLM2 pair on its held-out general-knowledge set (scripts/bench_general.py)."""
-    import pandas as pd
-
     from speccascade.analysis import character
     from speccascade.analysis.evalsets import GENERAL_HELDOUT, load_evalset
-    from speccascade.analysis.speed import median_wall
 
     folder = bench / "general"
     if not (folder / "rows.jsonl").exists():
         return "Not measured yet: `python scripts/bench_general.py`."
-    raw = pd.read_json(folder / "rows.jsonl", orient="records", lines=True)
-    raw["wall_s"] = [median_wall(w) for w in raw.walls]
+    raw = character.read_rows(folder / "rows.jsonl")
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     kinds = {x.question: x.kind for x in load_evalset(GENERAL_HELDOUT)}
     summary = character.held_out_summary(raw, kinds)

@@ -135,6 +135,25 @@ def _ci(triple, pct: bool = False) -> str:
     return f"{value:.2f}x [{lo:.2f}, {hi:.2f}]"
 
 
+def _machine_line(machine: dict, source: str) -> str:
+    return (
+        f"Machine: {machine.get('cpu', '?')}, {machine.get('threads', '?')} threads, torch "
+        f"{machine.get('torch', '?')}. Raw rows: `{source}` (token ids, every run's time)."
+    )
+
+
+def _checks_table(checks: list[dict]) -> list[str]:
+    """Every target with its measured value, interval and verdict, as Markdown rows."""
+    lines = ["| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
+    for c in checks:
+        lo, hi = c["ci95"]
+        lines.append(
+            f"| {c['name']} | {c['value']:.3f} [{lo:.3f}, {hi:.3f}] | {c['target']} | "
+            f"{c['verdict']} |"
+        )
+    return lines
+
+
 def character_markdown(summary: dict, machine: dict, source: str) -> str:
     """The lesson's table as Markdown: each approach's speed-up and key-fact accuracy on the
     easy and the hard questions and on all of them, the story's question alone, and every
@@ -143,8 +162,7 @@ def character_markdown(summary: dict, machine: dict, source: str) -> str:
     names = [g for g in ("easy", "hard", "all") if g in groups]
     head = " | ".join(f"{g} (n={groups[g]['n']}): speed-up | {g}: key facts" for g in names)
     lines = [
-        f"Machine: {machine.get('cpu', '?')}, {machine.get('threads', '?')} threads, torch "
-        f"{machine.get('torch', '?')}. Raw rows: `{source}` (token ids, every run's time).",
+        _machine_line(machine, source),
         "",
         f"| approach | {head} |",
         "|---" * (1 + 2 * len(names)) + "|",
@@ -187,14 +205,7 @@ def character_markdown(summary: dict, machine: dict, source: str) -> str:
                         f"{'yes' if r['correct'] else 'no'} | {r['wall_s']:.3f} | {len(r['walls'])} |"
                     )
         lines.append("")
-    lines += ["| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
-    for c in summary["checks"]:
-        lo, hi = c["ci95"]
-        lines.append(
-            f"| {c['name']} | {c['value']:.3f} [{lo:.3f}, {hi:.3f}] | {c['target']} | "
-            f"{c['verdict']} |"
-        )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _checks_table(summary["checks"])) + "\n"
 
 
 def held_out_markdown(summary: dict, meta: dict, source: str) -> str:
@@ -205,8 +216,7 @@ def held_out_markdown(summary: dict, meta: dict, source: str) -> str:
     kinds = [k for k in groups if k != "all"]
     head = " | ".join(f"{k} (n={groups[k]['n']}): key facts" for k in kinds)
     lines = [
-        f"Machine: {m.get('cpu', '?')}, {m.get('threads', '?')} threads, torch "
-        f"{m.get('torch', '?')}. Raw rows: `{source}` (token ids, every run's time).",
+        _machine_line(m, source),
         "",
         f"| approach | all (n={groups['all']['n']}): speed-up | all: key facts | {head} "
         "| accuracy - verifier's | same tokens as the verifier |",
@@ -232,14 +242,7 @@ def held_out_markdown(summary: dict, meta: dict, source: str) -> str:
         if "acceptance" in groups["all"].get(name, {}):
             accepted = _ci(groups["all"][name]["acceptance"], pct=True)
             lines.append(f"- {_APPROACH_NAMES[name]}: drafts accepted {accepted}")
-    lines += ["", "| target | measured [95% interval] | needed | verdict |", "|---|---|---|---|"]
-    for c in summary["checks"]:
-        lo, hi = c["ci95"]
-        lines.append(
-            f"| {c['name']} | {c['value']:.3f} [{lo:.3f}, {hi:.3f}] | {c['target']} | "
-            f"{c['verdict']} |"
-        )
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *_checks_table(summary["checks"])]) + "\n"
 
 
 def character_summary_line(summary: dict, machine: dict) -> str:
